@@ -1,0 +1,99 @@
+"""rag-assets: a thin command line over the graph and its stored results."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from rag_assets import __version__
+from rag_assets.lib import paths
+
+
+def _report(home: Path, by: list[str], fmt: str) -> int:
+    import duckdb
+
+    from rag_assets.lib.metrics import comparison, format_table
+
+    database = paths.duckdb_path(home)
+    if not database.exists():
+        print(f"no results yet at {database}: run `rag-assets evaluate` first", file=sys.stderr)
+        return 1
+    with duckdb.connect(str(database), read_only=True) as connection:
+        table = comparison(connection, by)
+    if fmt == "json":
+        print(json.dumps(table.to_pylist(), indent=2))
+    else:
+        print(format_table(table))
+    return 0
+
+
+def _evaluate(args: argparse.Namespace, home: Path) -> int:
+    from rag_assets.resources import RagSettings
+    from rag_assets.runner import default_instance, materialize_all
+
+    settings = RagSettings(
+        home=str(home),
+        corpus_dir=str(Path(args.corpus).resolve()),
+        eval_set=str(Path(args.eval_set).resolve()),
+    )
+    instance = default_instance(home)
+    materialize_all(settings, instance, model_keys=args.models, strategies=args.strategies,
+                    progress=lambda line: print(f"rag-assets: {line}", flush=True))
+    print(f"\nresults in {paths.duckdb_path(home)}\n")
+    return _report(home, ["model", "strategy", "retriever"], "table")
+
+
+def _ui(args: argparse.Namespace, home: Path) -> int:
+    from rag_assets.runner import ensure_dagster_home
+
+    os.environ["DAGSTER_HOME"] = str(ensure_dagster_home(home))
+    workspace = paths.PROJECT_ROOT / "workspace.yaml"
+    command = ["dagster", "dev", "-w", str(workspace), "-p", str(args.port), "-h", args.host]
+    os.chdir(paths.PROJECT_ROOT)
+    os.execvp(command[0], command)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rag-assets",
+        description="Measure a RAG retriever: corpus -> chunks -> embeddings -> retrieval -> metrics. "
+        f"Outputs go to ${paths.HOME_ENV_VAR} (now {paths.storage_home()}).",
+    )
+    parser.add_argument("--version", action="version", version=f"rag-assets {__version__}")
+    commands = parser.add_subparsers(dest="command")
+
+    evaluate = commands.add_parser("evaluate", help="materialise the whole graph and print the comparison")
+    evaluate.add_argument("--corpus", default=str(paths.DEFAULT_CORPUS_DIR), help="folder of documents")
+    evaluate.add_argument("--eval-set", default=str(paths.DEFAULT_EVAL_SET), help="needle questions (JSON Lines)")
+    evaluate.add_argument("--models", nargs="+", help="embedding models (default: all registered)")
+    evaluate.add_argument("--strategies", nargs="+", help="chunking strategies (default: all registered)")
+
+    report = commands.add_parser("report", help="print the comparison table from DuckDB")
+    report.add_argument("--by", default="model,strategy,retriever", help="columns to group by, comma-separated")
+    report.add_argument("--format", choices=("table", "json"), default="table")
+
+    ui = commands.add_parser("ui", help="open the Dagster UI on the project (dagster dev)")
+    ui.add_argument("--port", type=int, default=3000)
+    ui.add_argument("--host", default="127.0.0.1")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    home = paths.storage_home()
+    if args.command == "evaluate":
+        return _evaluate(args, home)
+    if args.command == "report":
+        return _report(home, [c.strip() for c in args.by.split(",") if c.strip()], args.format)
+    if args.command == "ui":
+        return _ui(args, home)
+    parser.print_help()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""Where rag_assets reads its defaults and writes its outputs.
+
+All outputs live under one storage folder: ``$RAG_ASSETS_HOME``, or ``storage/`` in the project
+(ignored by git) when the variable is unset. Nothing is written to the current directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_CORPUS_DIR = PROJECT_ROOT / "data" / "corpus" / "python-3.11-docs" / "html"
+DEFAULT_EVAL_SET = PROJECT_ROOT / "data" / "eval" / "python-3.11-docs.needles.jsonl"
+HOME_ENV_VAR = "RAG_ASSETS_HOME"
+
+
+def storage_home() -> Path:
+    """The storage folder, absolute, from ``$RAG_ASSETS_HOME`` or the project default."""
+    configured = os.environ.get(HOME_ENV_VAR)
+    return Path(configured).expanduser().resolve() if configured else PROJECT_ROOT / "storage"
+
+
+def duckdb_path(home: Path) -> Path:
+    return home / "metrics.duckdb"
+
+
+def parquet_root(home: Path) -> Path:
+    return home / "parquet"
+
+
+def dagster_home(home: Path) -> Path:
+    return home / "dagster"

@@ -1,0 +1,105 @@
+"""Resources: where data lives (Parquet per partition, one DuckDB file) and the embedding models."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from dagster import ConfigurableIOManager, ConfigurableResource, InputContext, OutputContext
+from pydantic import Field
+
+from rag_assets.lib import paths
+from rag_assets.lib.embedding import Embedder, load_model
+
+
+class RagSettings(ConfigurableResource):
+    """What the graph reads and where it writes: any document folder and needle set a user brings."""
+
+    home: str = Field(
+        default_factory=lambda: str(paths.storage_home()),
+        description="Storage folder for every output ($RAG_ASSETS_HOME; default storage/ in the project).",
+    )
+    corpus_dir: str = Field(
+        default=str(paths.DEFAULT_CORPUS_DIR),
+        description="Folder of documents to evaluate on; every file under it is a document.",
+    )
+    eval_set: str = Field(
+        default=str(paths.DEFAULT_EVAL_SET),
+        description="JSON Lines file of needle questions for this corpus.",
+    )
+    top_k: int = Field(default=25, description="Chunks kept per query and retriever.")
+
+    @property
+    def duckdb_path(self) -> Path:
+        return paths.duckdb_path(Path(self.home))
+
+
+def _single_dimension_name(context: InputContext | OutputContext) -> str:
+    """The name of a one-dimensional partitioning, from the asset's ``partition_dimension`` metadata."""
+    output = context.upstream_output if isinstance(context, InputContext) else context
+    metadata = (output.definition_metadata if output is not None else None) or {}
+    value = metadata.get("partition_dimension", "partition")
+    return getattr(value, "value", value)
+
+
+class ParquetIOManager(ConfigurableIOManager):
+    """Arrow tables as Parquet files, one per partition, in Hive layout under home/parquet.
+
+    ``<asset>/data.parquet`` when unpartitioned, ``<asset>/<dim>=<key>/.../data.parquet`` when
+    partitioned, so DuckDB reads any set of partitions with ``read_parquet(..., hive_partitioning)``.
+    Each file is written to a temporary name and renamed, so a reader never sees half a file.
+    """
+
+    home: str = Field(default_factory=lambda: str(paths.storage_home()))
+
+    def _path(self, context: InputContext | OutputContext, partition_key: str | None) -> Path:
+        folder = paths.parquet_root(Path(self.home)).joinpath(*context.asset_key.path)
+        if partition_key is not None:
+            folder = folder.joinpath(*self._dimension_parts(context, partition_key))
+        return folder / "data.parquet"
+
+    @staticmethod
+    def _dimension_parts(context: InputContext | OutputContext, partition_key: str) -> list[str]:
+        partitions_def = context.asset_partitions_def
+        dimensions = getattr(partitions_def, "partitions_defs", None)
+        if dimensions is None:
+            return [f"{_single_dimension_name(context)}={partition_key}"]
+        by_dimension = partitions_def.get_partition_key_from_str(partition_key).keys_by_dimension
+        return [f"{d.name}={by_dimension[d.name]}" for d in dimensions]
+
+    def handle_output(self, context: OutputContext, obj: pa.Table) -> None:
+        key = context.asset_partition_key if context.has_asset_partitions else None
+        path = self._path(context, key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        pq.write_table(obj, temporary)
+        os.replace(temporary, path)
+        context.add_output_metadata({"path": str(path), "rows": obj.num_rows})
+
+    def load_input(self, context: InputContext) -> pa.Table:
+        if not context.has_asset_partitions:
+            return pq.read_table(self._path(context, None))
+        keys = sorted(context.asset_partition_keys)
+        tables = []
+        for key in keys:
+            path = self._path(context, key)
+            if not path.exists():
+                raise FileNotFoundError(
+                    f"{context.asset_key.to_user_string()} partition {key} has not been materialised ({path})"
+                )
+            tables.append(pq.read_table(path))
+        return pa.concat_tables(tables)
+
+
+_LOADED_MODELS: dict[str, Embedder] = {}
+
+
+class EmbeddingModels(ConfigurableResource):
+    """The registered embedding models, each loaded once per process from its package's folder."""
+
+    def get(self, key: str) -> Embedder:
+        if key not in _LOADED_MODELS:
+            _LOADED_MODELS[key] = load_model(key)
+        return _LOADED_MODELS[key]

@@ -1,0 +1,84 @@
+"""Materialise the whole graph, partition by partition, into one Dagster instance.
+
+Dagster runs one partition key per run, and the graph has three partitionings (none, strategy,
+model x strategy), so a whole evaluation is a sequence of runs in data-flow order. Every run is
+recorded in the instance under ``$RAG_ASSETS_HOME/dagster``, which the UI reads too.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Sequence
+
+from dagster import DagsterInstance, MultiPartitionKey, materialize
+
+from rag_assets.definitions import ASSETS
+from rag_assets.lib import paths
+from rag_assets.lib.chunking import STRATEGIES
+from rag_assets.lib.embedding import MODELS
+from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
+
+DAGSTER_YAML = """\
+# Written by rag_assets. DuckDB allows one writer per file: the pool of the asset that writes it
+# gets one slot.
+concurrency:
+  pools:
+    default_limit: 1
+telemetry:
+  enabled: false
+"""
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+def ensure_dagster_home(home: Path) -> Path:
+    """The Dagster instance folder under the storage folder, with its dagster.yaml."""
+    folder = paths.dagster_home(home)
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "dagster.yaml"
+    if not config.exists():
+        config.write_text(DAGSTER_YAML)
+    return folder
+
+
+def default_instance(home: Path) -> DagsterInstance:
+    os.environ["DAGSTER_HOME"] = str(ensure_dagster_home(home))
+    return DagsterInstance.get()
+
+
+def materialize_all(
+    settings: RagSettings,
+    instance: DagsterInstance,
+    models: EmbeddingModels | None = None,
+    model_keys: Sequence[str] | None = None,
+    strategies: Sequence[str] | None = None,
+    progress: Callable[[str], None] = print,
+) -> None:
+    """Run corpus -> metrics for the given models and strategies (default: all registered)."""
+    model_keys = list(model_keys or MODELS)
+    strategies = list(strategies or STRATEGIES)
+    for name, known in (("model", MODELS), ("strategy", STRATEGIES)):
+        unknown = [key for key in (model_keys if name == "model" else strategies) if key not in known]
+        if unknown:
+            raise ValueError(f"unknown {name} {', '.join(unknown)}; registered: {', '.join(known)}")
+    resources = {
+        "settings": settings,
+        "models": models or EmbeddingModels(),
+        "io_manager": ParquetIOManager(home=settings.home),
+    }
+
+    def run(selection: list[str], partition_key=None, label: str = "") -> None:
+        progress(f"materialising {', '.join(selection)}{' ' + label if label else ''}")
+        materialize(
+            ASSETS, selection=selection, partition_key=partition_key, instance=instance,
+            resources=resources, run_config=QUIET_RUN_CONFIG,
+        )
+
+    run(["corpus_snapshot", "extracted_text", "eval_set"])
+    for strategy in strategies:
+        run(["chunks"], strategy, f"[{strategy}]")
+    for model in model_keys:
+        for strategy in strategies:
+            key = MultiPartitionKey({"model": model, "strategy": strategy})
+            run(["embeddings", "retrieval_runs"], key, f"[{model} x {strategy}]")
+    run(["retrieval_metrics"])
