@@ -51,7 +51,7 @@ def _ui(args: argparse.Namespace, home: Path) -> int:
 
     os.environ["DAGSTER_HOME"] = str(ensure_dagster_home(home))
     workspace = paths.PROJECT_ROOT / "workspace.yaml"
-    command = ["dagster", "dev", "-w", str(workspace), "-p", str(args.port), "-h", args.host]
+    command = [sys.executable, "-m", "dagster", "dev", "-w", str(workspace), "-p", str(args.port), "-h", args.host]
     os.chdir(paths.PROJECT_ROOT)
     os.execvp(command[0], command)
 

@@ -1,0 +1,38 @@
+# Two commands for a fresh machine: `make demo` and `make test` (see README.md).
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: demo test install install-test ui clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# torch first, pinned: here it is a CPU build on local disk; a later, unpinned resolution of
+# sentence-transformers would otherwise pull a multi-gigabyte CUDA build.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+demo: install
+	$(BIN)/rag-assets evaluate
+
+test: install-test
+	$(BIN)/python -m pytest
+
+ui: install
+	$(BIN)/rag-assets ui
+
+clean:
+	rm -rf $(VENV) storage

@@ -1,0 +1,77 @@
+"""The whole graph, materialised through Dagster on a tiny corpus, with the real embedding model."""
+
+import json
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+from dagster import DagsterInstance, materialize
+
+from rag_assets.definitions import ASSETS
+from rag_assets.lib import paths
+from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
+from rag_assets.runner import materialize_all
+from rag_assets_tests.fakes import FakeEmbeddingModels
+
+
+def _settings(tmp_path, corpus, needles) -> RagSettings:
+    return RagSettings(home=str(tmp_path / "home"), corpus_dir=str(corpus), eval_set=str(needles))
+
+
+def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
+    settings = _settings(tmp_path, tiny_corpus, tiny_needles)
+    materialize_all(settings, DagsterInstance.ephemeral(), models=EmbeddingModels(), progress=lambda _: None)
+
+    with duckdb.connect(str(settings.duckdb_path), read_only=True) as connection:
+        rows = connection.sql(
+            "SELECT model, strategy, retriever, count(*) AS n, count(hit_rank) AS hits "
+            "FROM retrieval_results GROUP BY ALL ORDER BY strategy"
+        ).fetchall()
+        # 3 needles x 2 phrasings = 6 queries per strategy; every needle of this tiny corpus is
+        # retrievable within the top 25 (each strategy has fewer than 25 chunks here)
+        assert rows == [("all-MiniLM-L6-v2", "blind", "dense", 6, 6),
+                        ("all-MiniLM-L6-v2", "boundaries_header", "dense", 6, 6)]
+        # the descaling question, in the documentation's words, finds its needle first
+        rank = connection.sql(
+            "SELECT hit_rank FROM retrieval_results WHERE query_id = 'k1:doc' AND strategy = 'boundaries_header'"
+        ).fetchall()
+        assert rank == [(1,)]
+        metrics = connection.sql("SELECT * FROM metrics ORDER BY strategy, phrasing").to_arrow_table().to_pylist()
+        assert len(metrics) == 4 and all(m["queries"] == 3 for m in metrics)
+        assert all(m["recall_at_20"] == 1.0 for m in metrics)
+
+    parquet = paths.parquet_root(tmp_path / "home")
+    vectors = pq.read_table(parquet / "embeddings/model=all-MiniLM-L6-v2/strategy=blind/data.parquet")
+    assert set(vectors.column("model").to_pylist()) == {"all-MiniLM-L6-v2"}
+    assert vectors.schema.field("vector").type.list_size == 384
+    extracted = pq.read_table(parquet / "extracted_text/data.parquet").to_pylist()
+    assert sorted((row["doc_id"], row["status"]) for row in extracted) == [
+        ("fridge-notes.txt", "ok"), ("guide/kettles.html", "ok"), ("toasters.html", "ok")]
+
+
+def _resources(settings, models=None):
+    return {"settings": settings, "models": models or FakeEmbeddingModels(),
+            "io_manager": ParquetIOManager(home=settings.home)}
+
+
+def test_missing_corpus_folder_stops_the_first_asset_naming_it(tmp_path, tiny_needles):
+    missing = tmp_path / "no-such-corpus"
+    settings = _settings(tmp_path, missing, tiny_needles)
+    result = materialize(ASSETS, selection=["corpus_snapshot"], resources=_resources(settings),
+                         instance=DagsterInstance.ephemeral(), raise_on_error=False)
+    assert not result.success
+    failure = result.get_step_failure_events()[0]
+    assert failure.step_key == "corpus_snapshot"
+    error = failure.event_specific_data.error
+    assert error.cause.cls_name == "CorpusError"
+    assert error.cause.message == f"rag_assets.lib.corpus.CorpusError: corpus folder {missing} does not exist\n"
+
+
+def test_an_evaluation_set_that_does_not_fit_stops_the_graph(tmp_path, tiny_corpus):
+    needles = tmp_path / "needles.jsonl"
+    needles.write_text(json.dumps({"id": "bad", "doc_id": "toasters.html", "needle": "Toaster Guide",
+                                   "questions": {"doc": "What is this?"}}) + "\n")
+    settings = _settings(tmp_path, tiny_corpus, needles)
+    with pytest.raises(Exception, match="bad: is \\(inside\\) a heading"):
+        materialize(ASSETS, selection=["corpus_snapshot", "extracted_text", "eval_set"],
+                    resources=_resources(settings), instance=DagsterInstance.ephemeral())
