@@ -1,17 +1,27 @@
 """The one Definitions object of rag_assets."""
 
-from dagster import Definitions
+from dagster import DefaultScheduleStatus, Definitions, ScheduleDefinition, define_asset_job
 
 from rag_assets.assets.chunks import chunks
-from rag_assets.assets.corpus import corpus_snapshot
+from rag_assets.assets.corpus import corpus_folder, corpus_snapshot
 from rag_assets.assets.embeddings import embeddings
 from rag_assets.assets.evaluation import eval_set
-from rag_assets.assets.extraction import extracted_text
+from rag_assets.assets.extraction import every_document_extracted, extracted_text
 from rag_assets.assets.metrics import retrieval_metrics
 from rag_assets.assets.retrieval import retrieval_runs
 from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
 
-ASSETS = [corpus_snapshot, extracted_text, eval_set, chunks, embeddings, retrieval_runs, retrieval_metrics]
+ASSETS = [corpus_folder, corpus_snapshot, extracted_text, eval_set, chunks, embeddings, retrieval_runs, retrieval_metrics]
+
+ASSET_CHECKS = [every_document_extracted]
+
+corpus_observation = ScheduleDefinition(
+    name="corpus_observation",
+    job=define_asset_job("observe_corpus", selection=[corpus_folder]),
+    cron_schedule="*/15 * * * *",
+    default_status=DefaultScheduleStatus.RUNNING,
+    description="Hashes the corpus folder so that a changed document marks corpus_snapshot stale.",
+)
 
 
 def build_definitions(settings: RagSettings | None = None, models: EmbeddingModels | None = None) -> Definitions:
@@ -19,6 +29,8 @@ def build_definitions(settings: RagSettings | None = None, models: EmbeddingMode
     settings = settings or RagSettings()
     return Definitions(
         assets=ASSETS,
+        asset_checks=ASSET_CHECKS,
+        schedules=[corpus_observation],
         resources={
             "settings": settings,
             "models": models or EmbeddingModels(),

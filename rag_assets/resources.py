@@ -29,6 +29,10 @@ class RagSettings(ConfigurableResource):
         default=str(paths.DEFAULT_EVAL_SET),
         description="JSON Lines file of needle questions for this corpus.",
     )
+    max_document_bytes: int = Field(
+        default=50 * 1024 * 1024,
+        description="A document larger than this fails extraction (status 'failed') instead of being read.",
+    )
     top_k: int = Field(default=25, description="Chunks kept per query and retriever.")
 
     @property

@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 from dagster import DagsterInstance, MultiPartitionKey, materialize
 
-from rag_assets.definitions import ASSETS
+from rag_assets.definitions import ASSET_CHECKS, ASSETS, build_definitions
 from rag_assets.lib import paths
 from rag_assets.lib.chunking import STRATEGIES
 from rag_assets.lib.embedding import MODELS
@@ -67,14 +67,25 @@ def materialize_all(
         "io_manager": ParquetIOManager(home=settings.home),
     }
 
-    def run(selection: list[str], partition_key=None, label: str = "") -> None:
+    def run(selection: list[str], partition_key=None, label: str = ""):
         progress(f"materialising {', '.join(selection)}{' ' + label if label else ''}")
-        materialize(
-            ASSETS, selection=selection, partition_key=partition_key, instance=instance,
+        return materialize(
+            [*ASSETS, *ASSET_CHECKS], selection=selection, partition_key=partition_key, instance=instance,
             resources=resources, run_config=QUIET_RUN_CONFIG,
         )
 
-    run(["corpus_snapshot", "extracted_text", "eval_set"])
+    progress("observing corpus_folder")
+    observe = build_definitions(settings, resources["models"]).resolve_job_def("observe_corpus")
+    observe.execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG)
+    corpus = run(["corpus_snapshot", "extracted_text", "eval_set"])
+    extraction = {k: v.value for k, v in corpus.asset_materializations_for_node("extracted_text")[0].metadata.items()}
+    progress(
+        f"extracted_text: {extraction['documents']} documents ({extraction['documents_ok']} ok, "
+        f"{extraction['documents_failed']} failed), {extraction['characters']} characters, "
+        f"{extraction['sections']} sections"
+    )
+    for doc_id, reason in extraction["failed"].items():
+        progress(f"  failed: {doc_id}: {reason}")
     for strategy in strategies:
         run(["chunks"], strategy, f"[{strategy}]")
     for model in model_keys:

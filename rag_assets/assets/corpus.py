@@ -3,14 +3,35 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import BetaWarning, DataVersion, MetadataValue, Output, asset
+from dagster import (
+    AssetExecutionContext, BetaWarning, DataVersion, MetadataValue, ObserveResult, Output, asset,
+    observable_source_asset,
+)
 
 from rag_assets.lib.corpus import UNSUPPORTED, scan_corpus, snapshot_id
 from rag_assets.resources import RagSettings
 
 
-@asset(group_name="corpus")
-def corpus_snapshot(settings: RagSettings) -> Output[pa.Table]:
+with warnings.catch_warnings():  # observable source assets are beta, and exactly what is needed here
+    warnings.simplefilter("ignore", BetaWarning)
+
+    @observable_source_asset(group_name="corpus")
+    def corpus_folder(settings: RagSettings) -> ObserveResult:
+        """The document folder as Dagster sees it from outside: its version is the snapshot id.
+
+        Observing it (the corpus_observation schedule, or "Observe" in the UI) after a file changed
+        gives a new version, and corpus_snapshot shows as stale.
+        """
+        folder = Path(settings.corpus_dir).resolve()
+        entries = scan_corpus(folder)
+        return ObserveResult(
+            data_version=DataVersion(snapshot_id(entries)),
+            metadata={"corpus_dir": MetadataValue.path(str(folder)), "files": len(entries)},
+        )
+
+
+@asset(group_name="corpus", deps=[corpus_folder])
+def corpus_snapshot(context: AssetExecutionContext, settings: RagSettings) -> Output[pa.Table]:
     """Manifest of the corpus folder: one row per file with size, sha256 and format.
 
     Its data version is the snapshot id, so an unchanged folder leaves everything downstream fresh.
@@ -19,14 +40,13 @@ def corpus_snapshot(settings: RagSettings) -> Output[pa.Table]:
     entries = scan_corpus(folder)
     snapshot = snapshot_id(entries)
     rows = [asdict(entry) | {"corpus_dir": str(folder), "snapshot_id": snapshot} for entry in entries]
-    table = pa.Table.from_pylist(rows)
     formats: dict[str, int] = {}
     for entry in entries:
         formats[entry.format] = formats.get(entry.format, 0) + 1
     with warnings.catch_warnings():  # data_version is beta, and it is exactly what this asset needs
         warnings.simplefilter("ignore", BetaWarning)
-        output = Output(
-            table,
+        return Output(
+            pa.Table.from_pylist(rows),
             data_version=DataVersion(snapshot),
             metadata={
                 "snapshot_id": snapshot,
@@ -37,4 +57,3 @@ def corpus_snapshot(settings: RagSettings) -> Output[pa.Table]:
                 "formats": MetadataValue.json(formats),
             },
         )
-    return output

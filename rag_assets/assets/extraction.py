@@ -1,32 +1,42 @@
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import MetadataValue, Output, asset
+from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, Output, asset, asset_check
 
-from rag_assets.lib.extraction import extract_file
-
-MAX_DOCUMENT_BYTES = 50 * 1024 * 1024
+from rag_assets.lib.extraction import extract_file, extraction_summary
+from rag_assets.resources import RagSettings
 
 
 @asset(group_name="corpus")
-def extracted_text(corpus_snapshot: pa.Table) -> Output[pa.Table]:
+def extracted_text(settings: RagSettings, corpus_snapshot: pa.Table) -> Output[pa.Table]:
     """Canonical text and sections per document; a broken document is a failed row with its reason."""
-    rows = []
-    for entry in corpus_snapshot.to_pylist():
-        row = extract_file(
-            Path(entry["corpus_dir"]), entry["path"], entry["format"], entry["sha256"], MAX_DOCUMENT_BYTES
-        )
-        rows.append(row | {"snapshot_id": entry["snapshot_id"]})
-    ok = [row for row in rows if row["status"] == "ok"]
-    failed = {row["doc_id"]: row["error"] for row in rows if row["status"] == "failed"}
+    rows = [
+        extract_file(Path(entry["corpus_dir"]), entry["path"], entry["format"], entry["sha256"],
+                     settings.max_document_bytes) | {"snapshot_id": entry["snapshot_id"]}
+        for entry in corpus_snapshot.to_pylist()
+    ]
+    summary = extraction_summary(rows)
     return Output(
         pa.Table.from_pylist(rows),
         metadata={
-            "documents": len(rows),
-            "documents_ok": len(ok),
-            "documents_failed": len(failed),
-            "failed": MetadataValue.json(failed),
-            "characters": sum(len(row["text"]) for row in ok),
-            "sections": sum(len(row["sections"]) for row in ok),
+            "documents": summary["documents"],
+            "documents_ok": summary["ok"],
+            "documents_failed": summary["failed"],
+            "failed": MetadataValue.json(summary["failures"]),
+            "characters": summary["characters"],
+            "sections": summary["sections"],
+            "formats": MetadataValue.json(summary["formats"]),
+            "largest_documents": MetadataValue.md(summary["largest_table"]),
         },
+    )
+
+
+@asset_check(asset=extracted_text, description="Warns when any document failed extraction, naming each.")
+def every_document_extracted(extracted_text: pa.Table) -> AssetCheckResult:
+    failures = {r["doc_id"]: r["error"] for r in extracted_text.to_pylist() if r["status"] == "failed"}
+    return AssetCheckResult(
+        passed=not failures,
+        severity=AssetCheckSeverity.WARN,
+        description="; ".join(f"{doc}: {error}" for doc, error in failures.items()) or "all documents extracted",
+        metadata={"failed": len(failures), "documents": extracted_text.num_rows},
     )

@@ -24,6 +24,7 @@ is not in the body). Text before the first heading forms a section whose path is
 from __future__ import annotations
 
 import hashlib
+import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,47 +80,58 @@ def fold_whitespace(text: str) -> str:
 
 
 class _CanonicalBuilder:
-    """Accumulates paragraphs and headings; knows each paragraph's offset as it is placed."""
+    """Accumulates paragraphs and section openings; knows each paragraph's offset as it is placed."""
 
     def __init__(self) -> None:
         self.paragraphs: list[str] = []
         self.length = 0
-        self.headings: list[tuple[int, str, str | None, int, int]] = []  # level, text, anchor, start, end
+        # level, name, anchor, heading text (None for a page marker), where the previous body
+        # ends at the latest, where this section's body starts
+        self.openings: list[tuple[int, str, str | None, str | None, int, int]] = []
+
+    def _next_start(self) -> int:
+        return self.length + (len(PARAGRAPH_SEPARATOR) if self.paragraphs else 0)
 
     def add(self, paragraph: str) -> tuple[int, int]:
-        if self.paragraphs:
-            self.length += len(PARAGRAPH_SEPARATOR)
-        start = self.length
+        start = self._next_start()
         self.paragraphs.append(paragraph)
-        self.length += len(paragraph)
+        self.length = start + len(paragraph)
         return start, self.length
 
     def add_heading(self, level: int, text: str, anchor: str | None) -> None:
         start, end = self.add(text)
-        self.headings.append((level, text, anchor, start, end))
+        self.openings.append((level, text, anchor, text, start, end + len(PARAGRAPH_SEPARATOR)))
 
-    def build(self, fallback_title: str) -> Extracted:
+    def open_section(self, level: int, name: str, anchor: str | None) -> None:
+        """A section that starts at the next paragraph without a heading in the text (a PDF page)."""
+        start = self._next_start()
+        self.openings.append((level, name, anchor, None, start, start))
+
+    def build(self, page_title: str | None, file_title: str) -> Extracted:
         text = PARAGRAPH_SEPARATOR.join(self.paragraphs)
-        first_h1 = next((h for h in self.headings if h[0] == 1), None)
-        title = first_h1[1] if first_h1 else fallback_title
+        headings = [o for o in self.openings if o[3] is not None]
+        first_h1 = next((o for o in headings if o[0] == 1), None)
+        title = (first_h1 and first_h1[1]) or page_title or (headings and headings[0][1]) or file_title
         sections: list[Section] = []
-        first_heading_start = self.headings[0][3] if self.headings else len(text)
-        preamble_end = _trim_end(text, 0, first_heading_start)
+        first_opening = self.openings[0][4] if self.openings else len(text)
+        preamble_end = _trim_end(text, 0, min(first_opening, len(text)))
         if preamble_end > 0:
             sections.append(Section(path=title, heading=None, level=0, anchor=None, start=0, end=preamble_end))
         stack: list[tuple[int, str]] = []
-        for index, (level, heading, anchor, _, heading_end) in enumerate(self.headings):
+        for index, (level, name, anchor, heading, _, body_start) in enumerate(self.openings):
             while stack and stack[-1][0] >= level:
                 stack.pop()
-            stack.append((level, heading))
-            names = [name for _, name in stack]
+            stack.append((level, name))
+            names = [entry for _, entry in stack]
             if names[0] != title:
                 names.insert(0, title)
-            next_start = self.headings[index + 1][3] if index + 1 < len(self.headings) else len(text)
-            body_start = min(heading_end + len(PARAGRAPH_SEPARATOR), next_start)
-            body_end = max(body_start, _trim_end(text, body_start, next_start))
+            following = self.openings[index + 1][4] if index + 1 < len(self.openings) else len(text)
+            following = min(following, len(text))
+            body_start = min(body_start, following)
+            body_end = max(body_start, _trim_end(text, body_start, following))
             sections.append(
-                Section(path=" > ".join(names), heading=heading, level=level, anchor=anchor, start=body_start, end=body_end)
+                Section(path=" > ".join(names), heading=heading, level=level, anchor=anchor,
+                        start=body_start, end=body_end)
             )
         return Extracted(title=title, text=text, sections=sections)
 
@@ -201,11 +213,23 @@ class _HtmlWalker:
                 self.walk(child)  # inline element
 
 
-def extract_html(data: bytes, fallback_title: str) -> Extracted:
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+
+
+def _decode(data: bytes, declared: str | None = None) -> str:
+    """UTF-8 (a byte-order mark is dropped), or the encoding the document itself declares."""
+    encoding = "utf-8-sig"
+    if declared and declared.lower().replace("_", "-") not in ("utf-8", "utf8"):
+        encoding = declared
     try:
-        markup = data.decode("utf-8")
+        return data.decode(encoding)
+    except LookupError as error:
+        raise ExtractionError(f"unknown declared encoding {declared!r}") from error
     except UnicodeDecodeError as error:
-        raise ExtractionError(f"not UTF-8 text: {error}") from error
+        raise ExtractionError(f"not valid {encoding} text: {error}") from error
+
+
+def _extract_markup(markup: str, fallback_title: str) -> Extracted:
     tree = LexborHTMLParser(markup)
     page_title = tree.css_first("title")
     title = _text_of(page_title).split(" \u2014 ")[0] if page_title else ""
@@ -219,31 +243,136 @@ def extract_html(data: bytes, fallback_title: str) -> Extracted:
     walker = _HtmlWalker(builder)
     walker.walk(root)
     walker.flush()
-    return builder.build(title or fallback_title)
+    return builder.build(title or None, fallback_title)
+
+
+def extract_html(data: bytes, fallback_title: str) -> Extracted:
+    declared = _META_CHARSET.search(data[:4096])
+    return _extract_markup(_decode(data, declared.group(1).decode("ascii") if declared else None), fallback_title)
+
+
+def _slug(text: str) -> str:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", text.lower()).strip().replace(" ", "-")
+
+
+def extract_markdown(data: bytes, fallback_title: str) -> Extracted:
+    """CommonMark (with tables) rendered to HTML, then the HTML rules; headings get GitHub anchors."""
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark").enable("table")
+    tokens = parser.parse(_decode(data))
+    seen: dict[str, int] = {}
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open":
+            slug = _slug(tokens[index + 1].content)
+            count = seen.get(slug, 0)
+            seen[slug] = count + 1
+            token.attrSet("id", slug if count == 0 else f"{slug}-{count}")
+    body = parser.renderer.render(tokens, parser.options, {})
+    return _extract_markup(f"<html><body><main>{body}</main></body></html>", fallback_title)
+
+
+def extract_rst(data: bytes, fallback_title: str) -> Extracted:
+    """reStructuredText rendered by docutils to HTML, then the HTML rules; sections keep their ids."""
+    from docutils.core import publish_parts
+
+    source = _decode(data)
+    try:
+        parts = publish_parts(
+            source,
+            writer="html5",
+            settings_overrides={
+                "report_level": 5, "halt_level": 5, "doctitle_xform": False, "input_encoding": "unicode",
+                "file_insertion_enabled": False, "raw_enabled": False, "syntax_highlight": "none",
+            },
+        )
+    except Exception as error:  # docutils raises many types on malformed input
+        raise ExtractionError(f"reStructuredText could not be parsed: {error}") from error
+    return _extract_markup(f"<html><body><main>{parts['html_body']}</main></body></html>", fallback_title)
+
+
+def _pdf_paragraphs(page_text: str) -> list[str]:
+    """A PDF page's lines to paragraphs.
+
+    PDF text has no paragraph marks, only lines. A paragraph ends at a blank line; at a line
+    clearly shorter than the page's longest (under 60 %) that ends a sentence; and at such a short
+    line without a sentence end that is followed by a capitalised line (a heading).
+    """
+    lines = [line.rstrip() for line in page_text.replace("\r\n", "\n").split("\n")]
+    longest = max((len(line) for line in lines), default=0)
+    paragraphs, current = [], []
+
+    def close() -> None:
+        if current:
+            paragraphs.append(fold_whitespace(" ".join(current)))
+            current.clear()
+
+    for index, line in enumerate(lines):
+        if not line.strip():
+            close()
+            continue
+        current.append(line)
+        short = len(line) < 0.6 * longest
+        following = lines[index + 1].lstrip() if index + 1 < len(lines) else ""
+        if short and (line.endswith((".", "!", "?", ":")) or following[:1].isupper()):
+            close()
+    close()
+    return [p for p in paragraphs if p]
+
+
+def extract_pdf(data: bytes, fallback_title: str) -> Extracted:
+    """Text of every page, a section per page (anchor ``page=N``) so a citation can say #page=N."""
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise ExtractionError("encrypted PDF")
+        pages = [page.extract_text() or "" for page in reader.pages]
+        metadata_title = (reader.metadata.title if reader.metadata else None) or None
+    except ExtractionError:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, OSError) as error:
+        raise ExtractionError(f"corrupt PDF: {error}") from error
+    builder = _CanonicalBuilder()
+    for number, page_text in enumerate(pages, start=1):
+        builder.open_section(1, f"page {number}", f"page={number}")
+        for paragraph in _pdf_paragraphs(page_text):
+            builder.add(paragraph)
+    return builder.build(fold_whitespace(metadata_title) if metadata_title else None, fallback_title)
 
 
 def extract_plain_text(data: bytes, fallback_title: str) -> Extracted:
-    """Plain text: paragraphs are runs of lines between blank lines, whitespace folded."""
-    try:
-        raw = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ExtractionError(f"not UTF-8 text: {error}") from error
+    """Plain text: paragraphs are runs of lines between blank lines, whitespace folded.
+
+    A short first paragraph without a sentence end is taken as the title.
+    """
     builder = _CanonicalBuilder()
-    for block in re.split(r"\n\s*\n", raw.replace("\r\n", "\n")):
+    for block in re.split(r"\n\s*\n", _decode(data).replace("\r\n", "\n")):
         paragraph = fold_whitespace(block)
         if paragraph:
             builder.add(paragraph)
-    return builder.build(fallback_title)
+    first = builder.paragraphs[0] if builder.paragraphs else ""
+    looks_like_title = len(first) <= 80 and not first.endswith((".", "!", "?", ":"))
+    return builder.build(first if looks_like_title else None, fallback_title)
 
 
-EXTRACTORS = {"html": extract_html, "text": extract_plain_text}
+EXTRACTORS = {
+    "html": extract_html,
+    "markdown": extract_markdown,
+    "rst": extract_rst,
+    "text": extract_plain_text,
+    "pdf": extract_pdf,
+}
 
 
 def extract_document(data: bytes, fmt: str, fallback_title: str) -> Extracted:
     """Canonical text and sections of one document; ExtractionError with the reason if unreadable."""
     if not data.strip():
         raise ExtractionError("empty file")
-    if b"\x00" in data[:8192] and fmt != "pdf":
+    if fmt != "pdf" and b"\x00" in data[:8192]:
         raise ExtractionError("binary content (NUL bytes) in a text format")
     extractor = EXTRACTORS.get(fmt)
     if extractor is None:
@@ -293,3 +422,26 @@ def sections_from_rows(rows: list[dict]) -> list[Section]:
                 start=r["from"], end=r["to"])
         for r in rows
     ]
+
+
+def extraction_summary(rows: list[dict], largest: int = 5) -> dict:
+    """Counts over extracted-text rows as written (never declared), and the largest documents."""
+    ok = [row for row in rows if row["status"] == "ok"]
+    formats: dict[str, dict[str, int]] = {}
+    for row in rows:
+        counts = formats.setdefault(row["format"], {"ok": 0, "failed": 0})
+        counts[row["status"]] += 1
+    biggest = sorted(ok, key=lambda row: len(row["text"]), reverse=True)[:largest]
+    table = ["| document | format | characters | sections |", "|---|---|---|---|"] + [
+        f"| {row['doc_id']} | {row['format']} | {len(row['text'])} | {len(row['sections'])} |" for row in biggest
+    ]
+    return {
+        "documents": len(rows),
+        "ok": len(ok),
+        "failed": len(rows) - len(ok),
+        "failures": {row["doc_id"]: row["error"] for row in rows if row["status"] != "ok"},
+        "characters": sum(len(row["text"]) for row in ok),
+        "sections": sum(len(row["sections"]) for row in ok),
+        "formats": formats,
+        "largest_table": "\n".join(table),
+    }

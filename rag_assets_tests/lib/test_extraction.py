@@ -48,14 +48,15 @@ def test_page_header_and_footer_dropped_outside_main(tiny_corpus):
 def test_plain_text_paragraphs(tiny_corpus):
     extracted = extract_document((tiny_corpus / "fridge-notes.txt").read_bytes(), "text", "fridge-notes")
     assert extracted.text.split("\n\n")[1].startswith("Keep the refrigerator between three and five degrees")
-    assert extracted.sections[0].path == "fridge-notes"
+    assert extracted.title == extracted.sections[0].path == "Fridge notes"
 
 
 @pytest.mark.parametrize(
     "data, fmt, reason",
     [(b"", "html", "empty file"), (b"  \n", "text", "empty file"), (b"ab\x00cd", "text", "binary"),
-     (b"\xff\xfe\xfa bad", "text", "not UTF-8"), (b"<html><body><nav>x</nav></body></html>", "html", "no text"),
-     (b"%PDF", "pdf", "unsupported format")],
+     (b"\xff\xfe\xfa bad", "text", "not valid utf-8"), (b"\xe9t\xe9", "markdown", "not valid utf-8"),
+     (b"<html><body><nav>x</nav></body></html>", "html", "no text"),
+     (b"%PDF-1.4 truncated", "pdf", "corrupt PDF"), (b"x", "docx", "unsupported format")],
 )
 def test_unreadable_documents_raise_with_reason(data, fmt, reason):
     with pytest.raises(ExtractionError, match=reason):
