@@ -226,7 +226,8 @@ def _decode(data: bytes, declared: str | None = None) -> str:
     except LookupError as error:
         raise ExtractionError(f"unknown declared encoding {declared!r}") from error
     except UnicodeDecodeError as error:
-        raise ExtractionError(f"not valid {encoding} text: {error}") from error
+        name = "utf-8" if encoding == "utf-8-sig" else encoding
+        raise ExtractionError(f"not valid {name} text: {error}") from error
 
 
 def _extract_markup(markup: str, fallback_title: str) -> Extracted:
