@@ -2,7 +2,7 @@
 
 from dagster import DefaultScheduleStatus, Definitions, ScheduleDefinition, define_asset_job
 
-from rag_assets.assets.chunks import chunks
+from rag_assets.assets.chunks import chunk_quality, chunks
 from rag_assets.assets.corpus import corpus_folder, corpus_snapshot
 from rag_assets.assets.embeddings import embeddings
 from rag_assets.assets.evaluation import eval_set
@@ -11,7 +11,10 @@ from rag_assets.assets.metrics import retrieval_metrics
 from rag_assets.assets.retrieval import retrieval_runs
 from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
 
-ASSETS = [corpus_folder, corpus_snapshot, extracted_text, eval_set, chunks, embeddings, retrieval_runs, retrieval_metrics]
+ASSETS = [
+    corpus_folder, corpus_snapshot, extracted_text, eval_set, chunks, chunk_quality, embeddings, retrieval_runs,
+    retrieval_metrics,
+]
 
 ASSET_CHECKS = [every_document_extracted]
 

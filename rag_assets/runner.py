@@ -87,7 +87,7 @@ def materialize_all(
     for doc_id, reason in extraction["failed"].items():
         progress(f"  failed: {doc_id}: {reason}")
     for strategy in strategies:
-        run(["chunks"], strategy, f"[{strategy}]")
+        run(["chunks", "chunk_quality"], strategy, f"[{strategy}]")
     for model in model_keys:
         for strategy in strategies:
             key = MultiPartitionKey({"model": model, "strategy": strategy})

@@ -18,6 +18,11 @@ class HashingEmbedder:
         self.key = key
         self.dimension = dimension
         self.revision = "hashing-1"
+        self.window = 64
+        self.special_tokens = 2
+
+    def count_tokens(self, texts):
+        return [len(re.findall(r"[a-z0-9]+", text.lower())) for text in texts]
 
     def embed(self, texts):
         vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)

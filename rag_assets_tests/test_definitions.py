@@ -1,9 +1,10 @@
 from dagster import AssetKey, Definitions
 
 from rag_assets.definitions import defs
+from rag_assets.lib.embedding import MODELS
 
 EXPECTED = {
-    "corpus_folder", "corpus_snapshot", "extracted_text", "eval_set", "chunks", "embeddings", "retrieval_runs",
+    "corpus_folder", "corpus_snapshot", "extracted_text", "eval_set", "chunks", "chunk_quality", "embeddings", "retrieval_runs",
     "retrieval_metrics",
 }
 
@@ -23,7 +24,8 @@ def test_asset_keys_and_lineage():
     assert parents["chunks"] == {"extracted_text"}
     assert parents["embeddings"] == {"chunks"}
     assert parents["retrieval_runs"] == {"eval_set", "extracted_text", "chunks", "embeddings"}
-    assert parents["retrieval_metrics"] == {"retrieval_runs"}
+    assert parents["chunk_quality"] == {"chunks", "eval_set", "extracted_text"}
+    assert parents["retrieval_metrics"] == {"retrieval_runs", "embeddings", "chunk_quality"}
     assert graph.get(AssetKey("retrieval_metrics")).pools == {"duckdb_write"}
 
 
@@ -31,3 +33,24 @@ def test_checks_and_schedules():
     graph = defs.resolve_asset_graph()
     assert {key.name for key in graph.asset_check_keys} == {"every_document_extracted"}
     assert defs.resolve_schedule_def("corpus_observation").job_name == "observe_corpus"
+
+
+def test_a_seventh_strategy_is_one_registry_entry_and_a_new_partition():
+    import subprocess
+    import sys
+
+    program = (
+        "from rag_assets.lib import chunking\n"
+        "chunking.STRATEGIES['boundaries_header_256'] = chunking.Strategy("
+        "'boundaries_header_256', target=256, boundaries=True, header=True)\n"
+        "from rag_assets.definitions import defs
+from rag_assets.lib.embedding import MODELS\n"
+        "from dagster import AssetKey\n"
+        "graph = defs.resolve_asset_graph()\n"
+        "print(sorted(graph.get(AssetKey('chunks')).partitions_def.get_partition_keys()))\n"
+        "print(len(graph.get(AssetKey('embeddings')).partitions_def.get_partition_keys()) / len(chunking.STRATEGIES))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    strategies, models_per_strategy = result.stdout.strip().splitlines()
+    assert "'boundaries_header_256'" in strategies and strategies.count("'") == 2 * 7
+    assert float(models_per_strategy) == len(MODELS)  # every model x the seven strategies

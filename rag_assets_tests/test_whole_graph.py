@@ -9,6 +9,7 @@ from dagster import DagsterInstance, materialize
 
 from rag_assets.definitions import ASSETS
 from rag_assets.lib import paths
+from rag_assets.lib.chunking import STRATEGIES
 from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
 from rag_assets.runner import materialize_all
 from rag_assets_tests.fakes import FakeEmbeddingModels
@@ -29,16 +30,23 @@ def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
         ).fetchall()
         # 3 needles x 2 phrasings = 6 queries per strategy; every needle of this tiny corpus is
         # retrievable within the top 25 (each strategy has fewer than 25 chunks here)
-        assert rows == [("all-MiniLM-L6-v2", "blind", "dense", 6, 6),
-                        ("all-MiniLM-L6-v2", "boundaries_header", "dense", 6, 6)]
+        assert rows == [("all-MiniLM-L6-v2", strategy, "dense", 6, 6) for strategy in sorted(STRATEGIES)]
         # the descaling question, in the documentation's words, finds its needle first
         rank = connection.sql(
             "SELECT hit_rank FROM retrieval_results WHERE query_id = 'k1:doc' AND strategy = 'boundaries_header'"
         ).fetchall()
         assert rank == [(1,)]
         metrics = connection.sql("SELECT * FROM metrics ORDER BY strategy, phrasing").to_arrow_table().to_pylist()
-        assert len(metrics) == 4 and all(m["queries"] == 3 for m in metrics)
+        assert len(metrics) == 2 * len(STRATEGIES) and all(m["queries"] == 3 for m in metrics)
         assert all(m["recall_at_20"] == 1.0 for m in metrics)
+        costs = {row["strategy"]: row for row in
+                 connection.sql("SELECT * FROM chunk_stats").to_arrow_table().to_pylist()}
+        assert set(costs) == set(STRATEGIES)
+        # the three documents are short: no chunk reaches the 256-token window, no answer is cut
+        assert all(row["truncated_chunks"] == 0 and row["answers_destroyed"] == 0 for row in costs.values())
+        assert costs["blind"]["header_tokens"] == costs["boundaries_overlap"]["header_tokens"] == 0
+        assert 0 < costs["boundaries_header"]["header_token_share"] < 1
+        assert isinstance(costs["blind"]["tokens_embedded"], int)
 
     parquet = paths.parquet_root(tmp_path / "home")
     vectors = pq.read_table(parquet / "embeddings/model=all-MiniLM-L6-v2/strategy=blind/data.parquet")

@@ -1,7 +1,9 @@
 import pyarrow as pa
-from dagster import AssetExecutionContext, Output, asset
+from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
+from rag_assets.lib.chunk_report import answers_destroyed, character_stats
 from rag_assets.lib.chunking import STRATEGIES, chunk_document
+from rag_assets.lib.evalset import Needle, needle_holders
 from rag_assets.lib.extraction import sections_from_rows
 from rag_assets.partitions import strategy_partitions
 
@@ -19,12 +21,33 @@ def chunks(context: AssetExecutionContext, extracted_text: pa.Table) -> Output[p
             sections_from_rows(document["sections"]), strategy,
         ):
             rows.append(chunk.to_row() | {"snapshot_id": document["snapshot_id"]})
-    sizes = [len(row["content"]) for row in rows]
+    stats = character_stats([row["content"] for row in rows])
     return Output(
         pa.Table.from_pylist(rows),
-        metadata={
-            "chunks": len(rows),
-            "mean_characters": round(sum(sizes) / len(sizes), 1) if sizes else 0.0,
-            "max_characters": max(sizes, default=0),
-        },
+        metadata={**stats, "mean_characters": round(stats["mean_characters"], 1),
+                  "target": strategy.target, "overlap": strategy.overlap,
+                  "boundaries": strategy.boundaries, "header": strategy.header},
+    )
+
+
+@asset(group_name="chunks", partitions_def=strategy_partitions, metadata={"partition_dimension": "strategy"})
+def chunk_quality(
+    context: AssetExecutionContext, chunks: pa.Table, eval_set: pa.Table, extracted_text: pa.Table
+) -> Output[pa.Table]:
+    """Per strategy: chunk sizes, and the needles no chunk holds whole (answers destroyed)."""
+    needles = {r["needle_id"]: Needle(r["needle_id"], r["doc_id"], r["needle"], {}) for r in eval_set.to_pylist()}
+    documents = {r["doc_id"]: r["text"] for r in extracted_text.to_pylist() if r["status"] == "ok"}
+    holders = needle_holders(needles.values(), chunks.select(["chunk_id", "doc_id", "span_from", "to"]).to_pylist(),
+                             documents)
+    destroyed = answers_destroyed(holders)
+    row = {"strategy": context.partition_key, **character_stats(chunks.column("content").to_pylist()),
+           "needles": len(needles), "answers_destroyed": len(destroyed), "destroyed_needles": destroyed}
+    return Output(
+        pa.Table.from_pylist([row], schema=pa.schema([
+            ("strategy", pa.string()), ("chunks", pa.int64()), ("mean_characters", pa.float64()),
+            ("max_characters", pa.int64()), ("needles", pa.int64()), ("answers_destroyed", pa.int64()),
+            ("destroyed_needles", pa.list_(pa.string())),
+        ])),
+        metadata={"chunks": row["chunks"], "answers_destroyed": len(destroyed),
+                  "destroyed_needles": MetadataValue.json(destroyed), "needles": len(needles)},
     )

@@ -1,9 +1,28 @@
 """Chunking strategies: a canonical document to chunk records with honest offsets.
 
+Six strategies from three independent ingredients (the reference study's), each a partition of
+the ``chunks`` asset:
+
+- A ``blind``: cut every ``target`` characters without looking at the text.
+- B ``blind_overlap``: A, each chunk also carrying the last ``overlap`` characters of the one before.
+- C ``boundaries``: never cut inside a paragraph; pack whole paragraphs up to the target; split a
+  paragraph longer than the target at sentence ends (a line of code at its line end; a sentence
+  longer than the target is cut at the target).
+- D ``boundaries_overlap``: C plus the overlap.
+- E ``boundaries_header``: C, the embedded text prefixed with ``[Document title > Section path]``
+  and a newline.
+- F ``boundaries_header_overlap``: E plus the overlap.
+
+C-F chunk each section separately (no chunk spans two sections; a heading is never content, and
+the first chunk of a section carries no overlap). A and B cut the whole canonical text.
+
 A chunk has two texts. ``content`` is this chunk's own words, quoted back to a user, and is
-exactly ``canonical[from:to]``. ``text`` is what gets embedded: the contextual header (for header
-strategies), then the content. ``span_from`` is where the document text that the chunk embeds
-begins; it equals ``from`` for every strategy here (none carries an overlap yet).
+exactly ``canonical[from:to]``. ``text`` is what gets embedded: the header (E, F), then the
+document text from ``span_from`` to ``to``, i.e. the overlap tail, the separator that follows it in
+the document, and the content. ``span_from`` is ``max(prev.from, prev.to - overlap)`` for a chunk
+with an overlap (exactly the last ``overlap`` characters of the previous chunk's content), else
+``from``. A needle counts as retrieved when it lies whole in ``canonical[span_from:to]``: the
+header never counts.
 
 Offsets are found in the document (regular-expression matches over the canonical text), never
 accumulated from lengths, so a chunk can always be sliced back out of its document.
@@ -26,19 +45,32 @@ _PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\n[ \t]*\n|\s*\Z)", re.DOTALL)
 _SENTENCE = re.compile(r"\S.*?(?:[.!?][\"')\]\u2019\u201d]*(?=\s)|(?=\n)|\Z)", re.DOTALL)
 
 
+DEFAULT_TARGET = 512
+DEFAULT_OVERLAP = 64
+
+
 @dataclass(frozen=True)
 class Strategy:
     name: str
-    target: int = 512  # characters of content per chunk, at most
+    target: int = DEFAULT_TARGET  # characters of content per chunk, at most
+    overlap: int = 0  # characters of the previous chunk's content carried in front of this one
     boundaries: bool = False  # pack whole paragraphs (sentences when a paragraph is too long)
     header: bool = False  # prefix the embedded text with "[Title > Section path]\n"
+
+    def __post_init__(self) -> None:
+        if self.target <= 0 or not 0 <= self.overlap < self.target:
+            raise ValueError(f"strategy {self.name!r}: need target > 0 and 0 <= overlap < target")
 
 
 STRATEGIES: dict[str, Strategy] = {
     strategy.name: strategy
     for strategy in (
         Strategy("blind"),
+        Strategy("blind_overlap", overlap=DEFAULT_OVERLAP),
+        Strategy("boundaries", boundaries=True),
+        Strategy("boundaries_overlap", boundaries=True, overlap=DEFAULT_OVERLAP),
         Strategy("boundaries_header", boundaries=True, header=True),
+        Strategy("boundaries_header_overlap", boundaries=True, header=True, overlap=DEFAULT_OVERLAP),
     )
 }
 
@@ -120,36 +152,59 @@ def _section_at(sections: Sequence[Section], offset: int, title: str) -> str:
     return path
 
 
+def _header(section_path: str) -> str:
+    return f"[{section_path}]\n"
+
+
+def _runs(text: str, sections: Sequence[Section], strategy: Strategy, title: str) -> list[list[tuple[int, int, str]]]:
+    """Content spans in runs within which each chunk overlaps the one before (a section, for C-F)."""
+    if strategy.boundaries:
+        return [
+            [(start, end, section.path)
+             for start, end in _pack(list(_fit(text, section.start, section.end, strategy.target)), strategy.target)]
+            for section in sections
+        ]
+    ordered = sorted(sections, key=lambda s: s.start)
+    run = []
+    for start in range(0, len(text), strategy.target):
+        end = min(start + strategy.target, len(text))
+        if text[start:end].strip():
+            run.append((start, end, _section_at(ordered, start, title)))
+    return [run]
+
+
 def chunk_document(
     doc_id: str, title: str, text: str, sections: Sequence[Section], strategy: Strategy
 ) -> list[Chunk]:
     """The chunks of one document under one strategy, in document order."""
-    spans: list[tuple[int, int, str]] = []
-    if strategy.boundaries:
-        for section in sections:
-            for start, end in _pack(list(_fit(text, section.start, section.end, strategy.target)), strategy.target):
-                spans.append((start, end, section.path))
-    else:
-        ordered = sorted(sections, key=lambda s: s.start)
-        for start in range(0, len(text), strategy.target):
-            end = min(start + strategy.target, len(text))
-            if text[start:end].strip():
-                spans.append((start, end, _section_at(ordered, start, title)))
     chunks = []
-    for start, end, section_path in spans:
-        content = text[start:end]
-        header = f"[{section_path}]\n" if strategy.header else ""
-        chunks.append(
-            Chunk(
-                chunk_id=chunk_id(doc_id, strategy.name, start, end),
-                doc_id=doc_id,
-                strategy=strategy.name,
-                section=section_path,
-                text=header + content,
-                content=content,
-                start=start,
-                end=end,
-                span_from=start,
+    for run in _runs(text, sections, strategy, title):
+        previous: tuple[int, int] | None = None
+        for start, end, section_path in run:
+            span_from = start
+            if strategy.overlap and previous is not None:
+                span_from = max(previous[0], previous[1] - strategy.overlap)
+            previous = (start, end)
+            chunks.append(
+                Chunk(
+                    chunk_id=chunk_id(doc_id, strategy.name, start, end),
+                    doc_id=doc_id,
+                    strategy=strategy.name,
+                    section=section_path,
+                    text=(_header(section_path) if strategy.header else "") + text[span_from:end],
+                    content=text[start:end],
+                    start=start,
+                    end=end,
+                    span_from=span_from,
+                )
             )
-        )
     return chunks
+
+
+def header_of_text(text: str, span_from: int, end: int) -> str:
+    """The part of an embedded text that is not document text (empty without a header)."""
+    return text[: len(text) - (end - span_from)]
+
+
+def header_of(chunk: Chunk) -> str:
+    return header_of_text(chunk.text, chunk.span_from, chunk.end)

@@ -53,9 +53,15 @@ class Embedder(Protocol):
     key: str
     revision: str
     dimension: int
+    window: int  # the encoder's maximum input in tokens, special tokens included
+    special_tokens: int  # tokens the encoder adds to every input ([CLS] and [SEP] for BERT)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """float32 array of shape (len(texts), dimension), rows L2-normalised."""
+        ...
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each text with the model's own tokenizer, special tokens excluded."""
         ...
 
 
@@ -118,6 +124,20 @@ class SentenceTransformerEmbedder:
     @property
     def tokenizer(self):
         return self.model.tokenizer
+
+    @property
+    def window(self) -> int:
+        return self.spec.window
+
+    @property
+    def special_tokens(self) -> int:
+        return int(self.tokenizer.num_special_tokens_to_add(pair=False))
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        encoded = self.tokenizer(list(texts), add_special_tokens=False, truncation=False)["input_ids"]
+        return [len(ids) for ids in encoded]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -72,6 +72,53 @@ def write_results(connection: duckdb.DuckDBPyConnection, results) -> None:
     )
 
 
+def write_chunk_stats(connection: duckdb.DuckDBPyConnection, chunk_tokens, chunk_quality) -> None:
+    """Replace ``chunk_stats``: one row per model and strategy with what the strategy costs.
+
+    ``chunk_tokens`` has one row per embedded chunk (model, strategy, tokens, header_tokens,
+    truncated); ``chunk_quality`` one row per strategy (sizes, answers destroyed).
+    """
+    connection.register("incoming_tokens", chunk_tokens)
+    connection.register("incoming_quality", chunk_quality)
+    connection.execute(
+        """
+        CREATE OR REPLACE TABLE chunk_stats AS
+        SELECT t.model, t.strategy, q.chunks, q.mean_characters, q.max_characters,
+               t.tokens_embedded, t.header_tokens, t.header_tokens / t.tokens_embedded AS header_token_share,
+               t.truncated_chunks, q.needles, q.answers_destroyed, q.destroyed_needles
+        FROM (
+            SELECT model, strategy, sum(tokens)::BIGINT AS tokens_embedded,
+                   sum(header_tokens)::BIGINT AS header_tokens,
+                   count_if(truncated) AS truncated_chunks
+            FROM incoming_tokens GROUP BY model, strategy
+        ) AS t
+        JOIN incoming_quality AS q USING (strategy)
+        ORDER BY t.model, t.strategy
+        """
+    )
+    connection.unregister("incoming_tokens")
+    connection.unregister("incoming_quality")
+
+
+def format_chunk_stats(table) -> str:
+    """A Markdown table of ``chunk_stats``."""
+    lines = [
+        "| model | strategy | chunks | mean chars | max chars | tokens embedded | header tokens | header share "
+        "| truncated | answers destroyed |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in table.to_pylist():
+        destroyed = f"{row['answers_destroyed']} of {row['needles']}"
+        if row["destroyed_needles"]:
+            destroyed += f" ({', '.join(row['destroyed_needles'])})"
+        lines.append(
+            f"| {row['model']} | {row['strategy']} | {row['chunks']} | {row['mean_characters']:.0f} "
+            f"| {row['max_characters']} | {row['tokens_embedded']} | {row['header_tokens']} "
+            f"| {100 * row['header_token_share']:.1f} % | {row['truncated_chunks']} | {destroyed} |"
+        )
+    return "\n".join(lines)
+
+
 def comparison(connection: duckdb.DuckDBPyConnection, by: Sequence[str] = ("model", "strategy", "retriever")):
     """recall@k with intervals and MRR grouped by the given columns, as an Arrow table."""
     unknown = [column for column in by if column not in GROUPABLE]

@@ -1,9 +1,8 @@
-import re
-
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_assets.lib.chunking import STRATEGIES, Strategy, chunk_document, chunk_id
+from rag_assets.lib.chunking import STRATEGIES, Strategy, chunk_document, chunk_id, header_of
 from rag_assets.lib.extraction import extract_document, extract_html
 
 DOC = "Title\n\nFirst paragraph is short.\n\nSecond one. It has two sentences!\n\nThird."
@@ -67,26 +66,85 @@ def test_chunk_ids_are_stable_and_distinct():
                 chunk_id("d", "other", 0, 10)}) == 4
 
 
+def test_six_strategies_from_three_ingredients():
+    assert {name: (s.boundaries, s.overlap, s.header, s.target) for name, s in STRATEGIES.items()} == {
+        "blind": (False, 0, False, 512),
+        "blind_overlap": (False, 64, False, 512),
+        "boundaries": (True, 0, False, 512),
+        "boundaries_overlap": (True, 64, False, 512),
+        "boundaries_header": (True, 0, True, 512),
+        "boundaries_header_overlap": (True, 64, True, 512),
+    }
+
+
+def test_blind_overlap_carries_exactly_the_last_characters_of_the_previous_chunk():
+    text = "".join(chr(ord("a") + i % 26) for i in range(25))
+    chunks = chunk_document("d", "T", text, _sections(text), Strategy("b", target=10, overlap=4))
+    # contents [0:10) [10:20) [20:25); each later chunk embeds the last 4 characters of the one before
+    assert [(c.span_from, c.start, c.end) for c in chunks] == [(0, 0, 10), (6, 10, 20), (16, 20, 25)]
+    assert chunks[1].text == text[6:10] + chunks[1].content == "ghij" + "klmnopqrst"
+    assert chunks[2].text == chunks[1].content[-4:] + chunks[2].content
+
+
+def test_boundary_overlap_stays_in_its_section_and_keeps_the_separator(tiny_corpus):
+    extracted = extract_document((tiny_corpus / "guide/kettles.html").read_bytes(), "html", "k")
+    strategy = Strategy("f", target=120, overlap=64, boundaries=True, header=True)
+    chunks = chunk_document("k", extracted.title, extracted.text, extracted.sections, strategy)
+    by_section: dict[str, list] = {}
+    for chunk in chunks:
+        by_section.setdefault(chunk.section, []).append(chunk)
+    for section_chunks in by_section.values():
+        first, *rest = section_chunks
+        assert first.span_from == first.start  # no overlap across a section boundary
+        for previous, chunk in zip(section_chunks, rest):
+            tail = previous.content[-64:]
+            assert chunk.span_from == previous.end - len(tail)
+            # header, then the tail, the document's own separator, then the content
+            assert chunk.text == f"[{chunk.section}]\n" + tail + extracted.text[previous.end:chunk.start] + chunk.content
+            assert header_of(chunk) == f"[{chunk.section}]\n"
+    assert any(len(section_chunks) > 1 for section_chunks in by_section.values())
+
+
+def test_overlap_must_be_smaller_than_the_target():
+    with pytest.raises(ValueError, match="overlap < target"):
+        Strategy("bad", target=64, overlap=64)
+
+
 paragraph = st.lists(st.text(alphabet="abcdefg", min_size=1, max_size=12), min_size=1, max_size=40).map(
     lambda ws: " ".join(ws) + "."
 )
 
 
-@settings(max_examples=60, deadline=None)
+def _section_index(extracted, chunk):
+    return next(i for i, s in enumerate(extracted.sections) if s.start <= chunk.start < s.end)
+
+
+@settings(max_examples=80, deadline=None)
 @given(st.lists(st.one_of(paragraph, st.just("HEADING")), min_size=1, max_size=30),
-       st.sampled_from(list(STRATEGIES.values())), st.integers(min_value=20, max_value=200))
-def test_offsets_slice_back_and_cover_every_character_once(blocks, base, target):
+       st.sampled_from(list(STRATEGIES.values())), st.integers(min_value=20, max_value=200),
+       st.integers(min_value=0, max_value=19))
+def test_offsets_slice_back_and_cover_every_character_once(blocks, base, target, overlap):
     markup = "<main>" + "".join("<h2>Part</h2>" if b == "HEADING" else f"<p>{b}</p>" for b in blocks) + "</main>"
     extracted = extract_html(markup.encode(), "Doc")
-    strategy = Strategy(base.name, target=target, boundaries=base.boundaries, header=base.header)
+    strategy = Strategy(base.name, target=target, overlap=overlap if base.overlap else 0,
+                        boundaries=base.boundaries, header=base.header)
     chunks = chunk_document("doc", extracted.title, extracted.text, extracted.sections, strategy)
     text = extracted.text
     covered = [0] * len(text)
+    previous = None
     for chunk in chunks:
         assert text[chunk.start:chunk.end] == chunk.content
         assert chunk.content.strip()
-        assert chunk.span_from == chunk.start
         assert len(chunk.content) <= target
+        assert chunk.text == header_of(chunk) + text[chunk.span_from:chunk.end]
+        assert header_of(chunk) == (f"[{chunk.section}]\n" if strategy.header else "")
+        same_run = previous is not None and (not strategy.boundaries or _section_index(extracted, previous)
+                                             == _section_index(extracted, chunk))
+        if strategy.overlap and same_run:
+            assert chunk.span_from == max(previous.start, previous.end - strategy.overlap)
+        else:
+            assert chunk.span_from == chunk.start
+        previous = chunk
         for i in range(chunk.start, chunk.end):
             covered[i] += 1
     if strategy.boundaries:  # every non-whitespace character of every section body exactly once
@@ -94,5 +152,7 @@ def test_offsets_slice_back_and_cover_every_character_once(blocks, base, target)
             for i in range(section.start, section.end):
                 if not text[i].isspace():
                     assert covered[i] == 1
+        headings = [s for s in extracted.sections if s.heading]
+        assert not any(c.content == s.heading for c in chunks for s in headings if s.heading == "Part")
     else:  # every non-whitespace character of the document exactly once
         assert all(covered[i] == 1 for i in range(len(text)) if not text[i].isspace())

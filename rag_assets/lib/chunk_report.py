@@ -1,0 +1,40 @@
+"""What a chunking strategy costs: sizes, tokens spent on headers, truncation, answers destroyed.
+
+- Characters are of ``content`` (the chunk's own words).
+- Tokens are counted with the embedding model's own tokenizer over the embedded ``text``, without
+  the special tokens the encoder adds; ``header_tokens`` are those of the header alone.
+- A chunk is truncated when its tokens plus the encoder's special tokens exceed the model's window
+  (256 word-pieces for all-MiniLM-L6-v2): the encoder silently drops the rest.
+- An answer is destroyed when no chunk of the strategy holds the needle whole in its document
+  span: no retriever can find it, whatever its ranking.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+
+def character_stats(contents: Sequence[str]) -> dict:
+    sizes = [len(content) for content in contents]
+    return {
+        "chunks": len(sizes),
+        "mean_characters": sum(sizes) / len(sizes) if sizes else 0.0,
+        "max_characters": max(sizes, default=0),
+    }
+
+
+def answers_destroyed(holders: Mapping[str, set[str]]) -> list[str]:
+    """Needle ids that no chunk holds whole, sorted."""
+    return sorted(needle for needle, chunk_ids in holders.items() if not chunk_ids)
+
+
+def token_stats(tokens: Sequence[int], header_tokens: Sequence[int], special_tokens: int, window: int) -> dict:
+    total = sum(tokens)
+    headers = sum(header_tokens)
+    return {
+        "tokens_embedded": total,
+        "header_tokens": headers,
+        "header_token_share": headers / total if total else 0.0,
+        "truncated_chunks": sum(1 for count in tokens if count + special_tokens > window),
+        "window": window,
+    }
