@@ -43,8 +43,7 @@ def test_a_seventh_strategy_is_one_registry_entry_and_a_new_partition():
         "from rag_assets.lib import chunking\n"
         "chunking.STRATEGIES['boundaries_header_256'] = chunking.Strategy("
         "'boundaries_header_256', target=256, boundaries=True, header=True)\n"
-        "from rag_assets.definitions import defs
-from rag_assets.lib.embedding import MODELS\n"
+        "from rag_assets.definitions import defs\n"
         "from dagster import AssetKey\n"
         "graph = defs.resolve_asset_graph()\n"
         "print(sorted(graph.get(AssetKey('chunks')).partitions_def.get_partition_keys()))\n"
