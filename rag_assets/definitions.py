@@ -5,7 +5,7 @@ from dagster import DefaultScheduleStatus, Definitions, ScheduleDefinition, defi
 from rag_assets.assets.chunks import chunk_quality, chunks
 from rag_assets.assets.corpus import corpus_folder, corpus_snapshot
 from rag_assets.assets.embeddings import embeddings
-from rag_assets.assets.evaluation import eval_set
+from rag_assets.assets.evaluation import EVAL_SET_CHECKS, eval_set
 from rag_assets.assets.extraction import every_document_extracted, extracted_text
 from rag_assets.assets.metrics import retrieval_metrics
 from rag_assets.assets.retrieval import retrieval_runs
@@ -16,7 +16,7 @@ ASSETS = [
     retrieval_metrics,
 ]
 
-ASSET_CHECKS = [every_document_extracted]
+ASSET_CHECKS = [every_document_extracted, *EVAL_SET_CHECKS]
 
 corpus_observation = ScheduleDefinition(
     name="corpus_observation",

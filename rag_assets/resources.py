@@ -29,6 +29,13 @@ class RagSettings(ConfigurableResource):
         default=str(paths.DEFAULT_EVAL_SET),
         description="JSON Lines file of needle questions for this corpus.",
     )
+    out_of_domain: str = Field(
+        default=str(paths.DEFAULT_OUT_OF_DOMAIN),
+        description="JSON Lines file of queries the corpus cannot answer ('' for none: no refusal calibration).",
+    )
+    phrasings: list[str] = Field(
+        default=["doc", "ticket"], description="Phrasings every needle must carry, each with a non-empty question."
+    )
     max_document_bytes: int = Field(
         default=50 * 1024 * 1024,
         description="A document larger than this fails extraction (status 'failed') instead of being read.",

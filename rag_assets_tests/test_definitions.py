@@ -24,6 +24,7 @@ def test_asset_keys_and_lineage():
     assert parents["chunks"] == {"extracted_text"}
     assert parents["embeddings"] == {"chunks"}
     assert parents["retrieval_runs"] == {"eval_set", "extracted_text", "chunks", "embeddings"}
+    assert parents["eval_set"] == {"extracted_text"}
     assert parents["chunk_quality"] == {"chunks", "eval_set", "extracted_text"}
     assert parents["retrieval_metrics"] == {"retrieval_runs", "embeddings", "chunk_quality"}
     assert graph.get(AssetKey("retrieval_metrics")).pools == {"duckdb_write"}
@@ -31,7 +32,9 @@ def test_asset_keys_and_lineage():
 
 def test_checks_and_schedules():
     graph = defs.resolve_asset_graph()
-    assert {key.name for key in graph.asset_check_keys} == {"every_document_extracted"}
+    assert {key.name for key in graph.asset_check_keys} == {
+        "every_document_extracted", "needles_occur_once", "needles_not_headings", "query_ids_unique",
+        "phrasings_present", "out_of_domain_present"}
     assert defs.resolve_schedule_def("corpus_observation").job_name == "observe_corpus"
 
 

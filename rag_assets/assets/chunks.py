@@ -3,7 +3,7 @@ from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
 from rag_assets.lib.chunk_report import answers_destroyed, character_stats
 from rag_assets.lib.chunking import STRATEGIES, chunk_document
-from rag_assets.lib.evalset import Needle, needle_holders
+from rag_assets.lib.evalset import needle_holders, needles_from_rows
 from rag_assets.lib.extraction import sections_from_rows
 from rag_assets.partitions import strategy_partitions
 
@@ -35,10 +35,9 @@ def chunk_quality(
     context: AssetExecutionContext, chunks: pa.Table, eval_set: pa.Table, extracted_text: pa.Table
 ) -> Output[pa.Table]:
     """Per strategy: chunk sizes, and the needles no chunk holds whole (answers destroyed)."""
-    needles = {r["needle_id"]: Needle(r["needle_id"], r["doc_id"], r["needle"], {}) for r in eval_set.to_pylist()}
+    needles = needles_from_rows(eval_set.to_pylist())
     documents = {r["doc_id"]: r["text"] for r in extracted_text.to_pylist() if r["status"] == "ok"}
-    holders = needle_holders(needles.values(), chunks.select(["chunk_id", "doc_id", "span_from", "to"]).to_pylist(),
-                             documents)
+    holders = needle_holders(needles, chunks.select(["chunk_id", "doc_id", "span_from", "to"]).to_pylist(), documents)
     destroyed = answers_destroyed(holders)
     row = {"strategy": context.partition_key, **character_stats(chunks.column("content").to_pylist()),
            "needles": len(needles), "answers_destroyed": len(destroyed), "destroyed_needles": destroyed}

@@ -3,11 +3,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import (
-    AssetExecutionContext, BetaWarning, DataVersion, MetadataValue, ObserveResult, Output, asset,
-    observable_source_asset,
-)
+from dagster import BetaWarning, DataVersion, MetadataValue, ObserveResult, Output, asset, observable_source_asset
 
+from rag_assets.assets.versions import versioned_output
 from rag_assets.lib.corpus import UNSUPPORTED, scan_corpus, snapshot_id
 from rag_assets.resources import RagSettings
 
@@ -31,7 +29,7 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
 
 
 @asset(group_name="corpus", deps=[corpus_folder])
-def corpus_snapshot(context: AssetExecutionContext, settings: RagSettings) -> Output[pa.Table]:
+def corpus_snapshot(settings: RagSettings) -> Output[pa.Table]:
     """Manifest of the corpus folder: one row per file with size, sha256 and format.
 
     Its data version is the snapshot id, so an unchanged folder leaves everything downstream fresh.
@@ -43,17 +41,15 @@ def corpus_snapshot(context: AssetExecutionContext, settings: RagSettings) -> Ou
     formats: dict[str, int] = {}
     for entry in entries:
         formats[entry.format] = formats.get(entry.format, 0) + 1
-    with warnings.catch_warnings():  # data_version is beta, and it is exactly what this asset needs
-        warnings.simplefilter("ignore", BetaWarning)
-        return Output(
-            pa.Table.from_pylist(rows),
-            data_version=DataVersion(snapshot),
-            metadata={
-                "snapshot_id": snapshot,
-                "corpus_dir": MetadataValue.path(str(folder)),
-                "files": len(entries),
-                "unsupported_files": formats.get(UNSUPPORTED, 0),
-                "bytes": sum(entry.size for entry in entries),
-                "formats": MetadataValue.json(formats),
-            },
-        )
+    return versioned_output(
+        pa.Table.from_pylist(rows),
+        snapshot,
+        {
+            "snapshot_id": snapshot,
+            "corpus_dir": MetadataValue.path(str(folder)),
+            "files": len(entries),
+            "unsupported_files": formats.get(UNSUPPORTED, 0),
+            "bytes": sum(entry.size for entry in entries),
+            "formats": MetadataValue.json(formats),
+        },
+    )

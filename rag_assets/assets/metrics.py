@@ -5,8 +5,8 @@ from dagster import MaterializeResult, MetadataValue, asset
 from rag_assets.lib.metrics import comparison, format_chunk_stats, format_table, write_chunk_stats, write_results
 from rag_assets.resources import RagSettings
 
-RESULT_COLUMNS = ["query_id", "needle_id", "phrasing", "retriever", "model", "revision", "strategy",
-                  "snapshot_id", "hit_rank", "latency_ms"]
+RESULT_COLUMNS = ["query_id", "needle_id", "phrasing", "query_kind", "kind", "retriever", "model", "revision",
+                  "strategy", "snapshot_id", "hit_rank", "relevant_ranks", "relevant_total", "latency_ms"]
 TOKEN_COLUMNS = ["model", "strategy", "tokens", "header_tokens", "truncated"]
 
 

@@ -11,6 +11,8 @@ Conventions:
   NULL ranks would drop the misses and inflate the figure (hits at rank 1 and 3 and one miss:
   MRR 0.44, not 0.67), so every mean here is ``coalesce``-d first.
 - Every proportion carries its Wilson score 95 % interval.
+- Out-of-domain queries have no right answer: they stay in ``retrieval_results`` (to calibrate a
+  refusal threshold) and are left out of every measure here.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def write_results(connection: duckdb.DuckDBPyConnection, results) -> None:
     group = ", ".join(GROUPABLE)
     connection.execute(
         f"CREATE OR REPLACE VIEW metrics AS SELECT {group},\n    {_metric_columns()}\n"
-        f"FROM retrieval_results GROUP BY {group}"
+        f"FROM retrieval_results WHERE query_kind <> 'out_of_domain' GROUP BY {group}"
     )
 
 
@@ -126,7 +128,8 @@ def comparison(connection: duckdb.DuckDBPyConnection, by: Sequence[str] = ("mode
         raise ValueError(f"cannot group by {', '.join(unknown) or 'nothing'}; choose from {', '.join(GROUPABLE)}")
     group = ", ".join(by)
     return connection.sql(
-        f"SELECT {group},\n    {_metric_columns()}\nFROM retrieval_results GROUP BY {group} ORDER BY {group}"
+        f"SELECT {group},\n    {_metric_columns()}\nFROM retrieval_results WHERE query_kind <> 'out_of_domain'\n"
+        f"GROUP BY {group} ORDER BY {group}"
     ).to_arrow_table()
 
 
