@@ -38,6 +38,8 @@ def _evaluate(args: argparse.Namespace, home: Path) -> int:
         home=str(home),
         corpus_dir=str(Path(args.corpus).resolve()),
         eval_set=str(Path(args.eval_set).resolve()),
+        out_of_domain=str(Path(args.out_of_domain).resolve()) if args.out_of_domain else "",
+        beir_split=args.beir_split,
     )
     instance = default_instance(home)
     materialize_all(settings, instance, model_keys=args.models, strategies=args.strategies,
@@ -67,7 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluate = commands.add_parser("evaluate", help="materialise the whole graph and print the comparison")
     evaluate.add_argument("--corpus", default=str(paths.DEFAULT_CORPUS_DIR), help="folder of documents")
-    evaluate.add_argument("--eval-set", default=str(paths.DEFAULT_EVAL_SET), help="needle questions (JSON Lines)")
+    evaluate.add_argument("--eval-set", default=str(paths.DEFAULT_EVAL_SET),
+                          help="needle questions (JSON Lines), or a BEIR folder with queries.jsonl and qrels/")
+    evaluate.add_argument("--out-of-domain", default=str(paths.DEFAULT_OUT_OF_DOMAIN),
+                          help="queries the corpus cannot answer (JSON Lines); '' for none")
+    evaluate.add_argument("--beir-split", default="test", help="qrels split of a BEIR evaluation set")
     evaluate.add_argument("--models", nargs="+", help="embedding models (default: all registered)")
     evaluate.add_argument("--strategies", nargs="+", help="chunking strategies (default: all registered)")
 

@@ -27,8 +27,9 @@ class RagSettings(ConfigurableResource):
     )
     eval_set: str = Field(
         default=str(paths.DEFAULT_EVAL_SET),
-        description="JSON Lines file of needle questions for this corpus.",
+        description="JSON Lines file of needle questions for this corpus, or a BEIR folder (queries and qrels).",
     )
+    beir_split: str = Field(default="test", description="The qrels split to evaluate when eval_set is a BEIR folder.")
     out_of_domain: str = Field(
         default=str(paths.DEFAULT_OUT_OF_DOMAIN),
         description="JSON Lines file of queries the corpus cannot answer ('' for none: no refusal calibration).",

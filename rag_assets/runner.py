@@ -86,6 +86,15 @@ def materialize_all(
     )
     for doc_id, reason in extraction["failed"].items():
         progress(f"  failed: {doc_id}: {reason}")
+    evaluation = {k: v.value for k, v in corpus.asset_materializations_for_node("eval_set")[0].metadata.items()}
+    progress(
+        f"eval_set {evaluation['version']}: {evaluation['needles']} needles, {evaluation['needle_queries']} needle "
+        f"queries, {evaluation['document_queries']} document queries, {evaluation['out_of_domain_queries']} "
+        f"out-of-domain ({evaluation['out_of_domain_near']} near, {evaluation['out_of_domain_off_topic']} off-topic); "
+        f"checks: " + ", ".join(
+            f"{c.check_name} {'passed' if c.passed else 'FAILED'}" for c in corpus.get_asset_check_evaluations()
+            if c.asset_key.path == ["eval_set"])
+    )
     for strategy in strategies:
         run(["chunks", "chunk_quality"], strategy, f"[{strategy}]")
     for model in model_keys:

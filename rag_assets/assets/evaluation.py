@@ -3,8 +3,9 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetIn, MetadataValue, Output, asset, asset_check
 
+from rag_assets.lib.beir import CORPUS_NAMES, is_beir_folder, load_judgements
 from rag_assets.lib.evalset import (
-    OUT_OF_DOMAIN, content_hash, duplicate_id_problems, expand_queries, heading_problems, load_needles,
+    BEIR, NEEDLE_SET, OUT_OF_DOMAIN, content_hash, duplicate_id_problems, expand_queries, heading_problems, load_needles,
     load_out_of_domain, needles_from_rows, occurrence_problems, phrasing_problems, query_rows, set_version,
 )
 from rag_assets.assets.versions import versioned_output
@@ -19,18 +20,31 @@ def eval_set(settings: RagSettings) -> Output[pa.Table]:
     depends on the extracted text so that a changed corpus re-runs them. Its data version is the
     hash of its files, so re-checking an unchanged set stales nothing.
     """
-    files = [Path(settings.eval_set)] + ([Path(settings.out_of_domain)] if settings.out_of_domain else [])
-    needles = load_needles(files[0])
-    out_of_domain = load_out_of_domain(files[1]) if len(files) > 1 else []
-    kinds = {n.id: n.kind for n in needles} | {o.id: o.kind for o in out_of_domain}
+    source = Path(settings.eval_set)
+    out_of_domain_files = [Path(settings.out_of_domain)] if settings.out_of_domain else []
+    out_of_domain = load_out_of_domain(out_of_domain_files[0]) if out_of_domain_files else []
+    kinds = {o.id: o.kind for o in out_of_domain}
+    if is_beir_folder(source):
+        files = [p for p in sorted(source.rglob("*")) if p.is_file() and p.name not in CORPUS_NAMES]
+        needles = []
+        queries = load_judgements(source, settings.beir_split) + expand_queries([], out_of_domain)
+        origin = BEIR
+    else:
+        files = [source]
+        needles = load_needles(source)
+        queries = expand_queries(needles, out_of_domain)
+        kinds |= {n.id: n.kind for n in needles}
+        origin = NEEDLE_SET
+    files += out_of_domain_files
     version, digest = set_version(files[0]), content_hash(files)
-    rows = query_rows(expand_queries(needles, out_of_domain), kinds, version, digest)
+    rows = query_rows(queries, kinds, version, digest, origin)
     return versioned_output(
         pa.Table.from_pylist(rows),
         digest,
         {
-            "version": version, "content_hash": digest, "needles": len(needles),
+            "version": version, "content_hash": digest, "source": origin, "needles": len(needles),
             "needle_queries": sum(r["query_kind"] == "needle" for r in rows),
+            "document_queries": sum(r["query_kind"] == "document" for r in rows),
             "out_of_domain_queries": len(out_of_domain),
             "out_of_domain_near": sum(o.kind == "near" for o in out_of_domain),
             "out_of_domain_off_topic": sum(o.kind == "off_topic" for o in out_of_domain),
@@ -74,7 +88,7 @@ def query_ids_unique(eval_set: pa.Table) -> AssetCheckResult:
 
 @asset_check(asset=eval_set, blocking=True, description="Every needle carries every required phrasing, non-empty.")
 def phrasings_present(settings: RagSettings, eval_set: pa.Table) -> AssetCheckResult:
-    return _result(phrasing_problems(needles_from_rows(eval_set.to_pylist()), settings.phrasings),
+    return _result(phrasing_problems(needles_from_rows(eval_set.to_pylist(), NEEDLE_SET), settings.phrasings),
                    f"every needle has {', '.join(settings.phrasings)}")
 
 

@@ -3,7 +3,7 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, Output, asset, asset_check
 
-from rag_assets.lib.extraction import extract_file, extraction_summary
+from rag_assets.lib.extraction import extract_entry, extraction_summary
 from rag_assets.resources import RagSettings
 
 
@@ -11,9 +11,10 @@ from rag_assets.resources import RagSettings
 def extracted_text(settings: RagSettings, corpus_snapshot: pa.Table) -> Output[pa.Table]:
     """Canonical text and sections per document; a broken document is a failed row with its reason."""
     rows = [
-        extract_file(Path(entry["corpus_dir"]), entry["path"], entry["format"], entry["sha256"],
-                     settings.max_document_bytes) | {"snapshot_id": entry["snapshot_id"]}
+        row | {"snapshot_id": entry["snapshot_id"]}
         for entry in corpus_snapshot.to_pylist()
+        for row in extract_entry(Path(entry["corpus_dir"]), entry["path"], entry["format"], entry["sha256"],
+                                 settings.max_document_bytes)
     ]
     summary = extraction_summary(rows)
     return Output(

@@ -1,8 +1,10 @@
+from pathlib import Path
+
 import duckdb
-import pyarrow as pa
-from dagster import MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from rag_assets.lib.metrics import comparison, format_chunk_stats, format_table, write_chunk_stats, write_results
+from rag_assets.lib.paths import partition_files
 from rag_assets.resources import RagSettings
 
 RESULT_COLUMNS = ["query_id", "needle_id", "phrasing", "query_kind", "kind", "retriever", "model", "revision",
@@ -10,21 +12,34 @@ RESULT_COLUMNS = ["query_id", "needle_id", "phrasing", "query_kind", "kind", "re
 TOKEN_COLUMNS = ["model", "strategy", "tokens", "header_tokens", "truncated"]
 
 
-@asset(group_name="metrics", pool="duckdb_write")
-def retrieval_metrics(
-    settings: RagSettings, retrieval_runs: pa.Table, embeddings: pa.Table, chunk_quality: pa.Table
-) -> MaterializeResult:
-    """recall@k and MRR per model, strategy and retriever, and what each strategy costs, in DuckDB."""
+def _read(connection: duckdb.DuckDBPyConnection, files: list[Path], columns: list[str]):
+    if not files:
+        raise FileNotFoundError("no partition has been materialised yet")
+    return connection.read_parquet([str(f) for f in files], union_by_name=True).select(*columns).to_arrow_table()
+
+
+@asset(group_name="metrics", pool="duckdb_write", deps=["retrieval_runs", "embeddings", "chunk_quality"])
+def retrieval_metrics(context: AssetExecutionContext, settings: RagSettings) -> MaterializeResult:
+    """recall@k and MRR per model, strategy and retriever, and what each strategy costs, in DuckDB.
+
+    Reads every materialised partition of its inputs from Parquet (read_parquet): the comparison
+    covers whatever model x strategy pairs have been run, and its metadata says which.
+    """
+    home = Path(settings.home)
     settings.duckdb_path.parent.mkdir(parents=True, exist_ok=True)
     with duckdb.connect(str(settings.duckdb_path)) as connection:
-        write_results(connection, retrieval_runs.select(RESULT_COLUMNS))
-        write_chunk_stats(connection, embeddings.select(TOKEN_COLUMNS), chunk_quality)
+        runs = _read(connection, partition_files(home, "retrieval_runs"), RESULT_COLUMNS)
+        write_results(connection, runs)
+        write_chunk_stats(connection, _read(connection, partition_files(home, "embeddings"), TOKEN_COLUMNS),
+                          _read(connection, partition_files(home, "chunk_quality"), ["*"]))
         table = comparison(connection)
         costs = connection.sql("SELECT * FROM chunk_stats").to_arrow_table()
+        pairs = connection.sql("SELECT DISTINCT model, strategy FROM retrieval_results ORDER BY ALL").fetchall()
     return MaterializeResult(
         metadata={
             "duckdb": MetadataValue.path(str(settings.duckdb_path)),
-            "rows": retrieval_runs.num_rows,
+            "rows": runs.num_rows,
+            "configurations": MetadataValue.json([f"{model} x {strategy}" for model, strategy in pairs]),
             "comparison": MetadataValue.md(format_table(table)),
             "chunk_stats": MetadataValue.md(format_chunk_stats(costs)),
         }

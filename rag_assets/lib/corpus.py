@@ -23,6 +23,9 @@ FORMAT_BY_SUFFIX = {
     ".pdf": "pdf",
 }
 UNSUPPORTED = "unsupported"
+BEIR_CORPUS = "beir-corpus"  # one file holding many documents
+BEIR_EVAL = "beir-eval"  # queries, judgements and evidence of a BEIR folder: not documents
+NOT_DOCUMENTS = (BEIR_EVAL,)
 
 
 class CorpusError(ValueError):
@@ -52,28 +55,27 @@ def _sha256(path: Path) -> str:
 def scan_corpus(folder: Path) -> list[ManifestEntry]:
     """Every non-hidden file under ``folder``, sorted by relative path.
 
-    Raises CorpusError naming the folder when it does not exist, is not a folder, or holds no file
-    of a supported format.
+    A BEIR folder (one holding ``corpus.jsonl`` or ``corpus.jsonl.gz``) has one document file, the
+    corpus; its other files are evaluation data. Raises CorpusError naming the folder when it does
+    not exist, is not a folder, or holds no file of a supported format.
     """
     folder = Path(folder)
     if not folder.exists():
         raise CorpusError(f"corpus folder {folder} does not exist")
     if not folder.is_dir():
         raise CorpusError(f"corpus folder {folder} is not a folder")
+    beir = any((folder / name).is_file() for name in ("corpus.jsonl", "corpus.jsonl.gz"))
     entries = []
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
         if not path.is_file() or any(part.startswith(".") for part in relative.parts):
             continue
-        entries.append(
-            ManifestEntry(
-                path=relative.as_posix(),
-                size=path.stat().st_size,
-                sha256=_sha256(path),
-                format=detect_format(path),
-            )
-        )
-    if not any(entry.format != UNSUPPORTED for entry in entries):
+        if beir:
+            fmt = BEIR_CORPUS if relative.as_posix() in ("corpus.jsonl", "corpus.jsonl.gz") else BEIR_EVAL
+        else:
+            fmt = detect_format(path)
+        entries.append(ManifestEntry(path=relative.as_posix(), size=path.stat().st_size, sha256=_sha256(path), format=fmt))
+    if not any(entry.format not in (UNSUPPORTED, *NOT_DOCUMENTS) for entry in entries):
         supported = ", ".join(sorted(set(FORMAT_BY_SUFFIX)))
         raise CorpusError(
             f"corpus folder {folder} holds no readable document "

@@ -238,11 +238,17 @@ def needle_holders(
     return {needle.id: span_holders([(needle.doc_id, needle.needle)], by_doc, documents) for needle in needles}
 
 
-def query_rows(queries: Iterable[Query], kinds: Mapping[str, str], version: str, digest: str) -> list[dict]:
-    """The evaluation set as flat rows, one per query."""
+NEEDLE_SET, BEIR = "needle_set", "beir"
+
+
+def query_rows(
+    queries: Iterable[Query], kinds: Mapping[str, str], version: str, digest: str, source: str = NEEDLE_SET
+) -> list[dict]:
+    """The evaluation set as flat rows, one per query; ``source`` says which format it came from."""
     return [
         {
             "query_id": q.query_id,
+            "source": source if q.query_kind != OUT_OF_DOMAIN else NEEDLE_SET,
             "needle_id": q.needle_id,
             "phrasing": q.phrasing,
             "question": q.text,
@@ -266,13 +272,20 @@ def queries_from_rows(rows: Iterable[Mapping]) -> list[Query]:
     ]
 
 
-def needles_from_rows(rows: Iterable[Mapping]) -> list[Needle]:
-    """The needles behind the needle rows of an evaluation set, in first-seen order."""
+def needles_from_rows(rows: Iterable[Mapping], source: str | None = None) -> list[Needle]:
+    """The needles behind the needle rows of an evaluation set (of one source), in first-seen order.
+
+    A query answered by any of several spans (BEIR evidence) gives one needle per span,
+    ``<needle id>#<n>``.
+    """
     needles: dict[str, Needle] = {}
     for row in rows:
-        if row["query_kind"] != NEEDLE:
+        if row["query_kind"] != NEEDLE or (source and row.get("source", NEEDLE_SET) != source):
             continue
-        doc_id, text = row["spans"][0]["doc_id"], row["spans"][0]["text"]
-        needle = needles.setdefault(row["needle_id"], Needle(row["needle_id"], doc_id, text, {}, row.get("kind") or "prose"))
-        needle.questions[row["phrasing"]] = row["question"]  # type: ignore[index]
+        spans = row["spans"]
+        for index, span in enumerate(spans):
+            needle_id = row["needle_id"] if len(spans) == 1 else f"{row['needle_id']}#{index}"
+            needle = needles.setdefault(
+                needle_id, Needle(needle_id, span["doc_id"], span["text"], {}, row.get("kind") or "prose"))
+            needle.questions[row["phrasing"]] = row["question"]  # type: ignore[index]
     return list(needles.values())

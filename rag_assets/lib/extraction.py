@@ -79,7 +79,7 @@ def fold_whitespace(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
-class _CanonicalBuilder:
+class CanonicalBuilder:
     """Accumulates paragraphs and section openings; knows each paragraph's offset as it is placed."""
 
     def __init__(self) -> None:
@@ -171,7 +171,7 @@ def _anchor_of(heading: LexborNode) -> str | None:
 
 
 class _HtmlWalker:
-    def __init__(self, builder: _CanonicalBuilder) -> None:
+    def __init__(self, builder: CanonicalBuilder) -> None:
         self.builder = builder
         self.inline: list[str] = []
 
@@ -240,7 +240,7 @@ def _extract_markup(markup: str, fallback_title: str) -> Extracted:
     chrome = _CHROME_SELECTORS + (", " + _PAGE_CHROME_SELECTORS if root.tag == "body" else "")
     for node in root.css(chrome):
         node.decompose()
-    builder = _CanonicalBuilder()
+    builder = CanonicalBuilder()
     walker = _HtmlWalker(builder)
     walker.walk(root)
     walker.flush()
@@ -337,7 +337,7 @@ def extract_pdf(data: bytes, fallback_title: str) -> Extracted:
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, OSError) as error:
         raise ExtractionError(f"corrupt PDF: {error}") from error
-    builder = _CanonicalBuilder()
+    builder = CanonicalBuilder()
     for number, page_text in enumerate(pages, start=1):
         builder.open_section(1, f"page {number}", f"page={number}")
         for paragraph in _pdf_paragraphs(page_text):
@@ -350,7 +350,7 @@ def extract_plain_text(data: bytes, fallback_title: str) -> Extracted:
 
     A short first paragraph without a sentence end is taken as the title.
     """
-    builder = _CanonicalBuilder()
+    builder = CanonicalBuilder()
     for block in re.split(r"\n\s*\n", _decode(data).replace("\r\n", "\n")):
         paragraph = fold_whitespace(block)
         if paragraph:
@@ -384,37 +384,72 @@ def extract_document(data: bytes, fmt: str, fallback_title: str) -> Extracted:
     return extracted
 
 
+def _row(doc_id: str, fmt: str) -> dict:
+    return {"doc_id": doc_id, "format": fmt, "title": None, "text": None, "sections": [], "status": "failed",
+            "error": None, "extractor": EXTRACTOR_NAME, "extractor_version": EXTRACTOR_VERSION}
+
+
+def _ok(row: dict, extracted: Extracted) -> dict:
+    return row | {
+        "title": extracted.title,
+        "text": extracted.text,
+        "sections": [
+            {"path": s.path, "heading": s.heading, "level": s.level, "anchor": s.anchor, "from": s.start, "to": s.end}
+            for s in extracted.sections
+        ],
+        "status": "ok",
+    }
+
+
+def _read_checked(root: Path, path: str, sha256: str, max_bytes: int) -> bytes:
+    file_path = root / path
+    size = file_path.stat().st_size
+    if size > max_bytes:
+        raise ExtractionError(f"file of {size} bytes is over the {max_bytes}-byte limit")
+    data = file_path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise ExtractionError("file changed since the corpus snapshot; re-materialise corpus_snapshot")
+    return data
+
+
 def extract_file(root: Path, path: str, fmt: str, sha256: str, max_bytes: int) -> dict:
     """One extracted-text row for a manifest entry; a broken document gets status 'failed' and why.
 
     The file is re-hashed: one that changed since the snapshot fails rather than being silently
     extracted from other bytes than the snapshot recorded.
     """
-    row = {"doc_id": path, "format": fmt, "title": None, "text": None, "sections": [],
-           "status": "failed", "error": None,
-           "extractor": EXTRACTOR_NAME, "extractor_version": EXTRACTOR_VERSION}
+    row = _row(path, fmt)
     try:
-        file_path = root / path
-        if file_path.stat().st_size > max_bytes:
-            raise ExtractionError(f"file of {file_path.stat().st_size} bytes is over the {max_bytes}-byte limit")
-        data = file_path.read_bytes()
-        if hashlib.sha256(data).hexdigest() != sha256:
-            raise ExtractionError("file changed since the corpus snapshot; re-materialise corpus_snapshot")
-        extracted = extract_document(data, fmt, fallback_title=Path(path).stem)
+        extracted = extract_document(_read_checked(root, path, sha256, max_bytes), fmt, fallback_title=Path(path).stem)
     except (ExtractionError, OSError) as error:
-        row["error"] = str(error)
-        return row
-    row.update(
-        title=extracted.title,
-        text=extracted.text,
-        sections=[
-            {"path": s.path, "heading": s.heading, "level": s.level, "anchor": s.anchor,
-             "from": s.start, "to": s.end}
-            for s in extracted.sections
-        ],
-        status="ok",
-    )
-    return row
+        return row | {"error": str(error)}
+    return _ok(row, extracted)
+
+
+def extract_entry(root: Path, path: str, fmt: str, sha256: str, max_bytes: int) -> list[dict]:
+    """The extracted-text rows of a manifest entry: one per document it holds (none for evaluation data)."""
+    from rag_assets.lib import beir  # beir builds on this module
+    from rag_assets.lib.corpus import BEIR_CORPUS, NOT_DOCUMENTS
+
+    if fmt in NOT_DOCUMENTS:
+        return []
+    if fmt != BEIR_CORPUS:
+        return [extract_file(root, path, fmt, sha256, max_bytes)]
+    try:
+        _read_checked(root, path, sha256, max_bytes)
+        rows = []
+        for where, record, problem in beir.iter_corpus(root / path):
+            try:
+                if problem:
+                    raise ExtractionError(problem)
+                doc_id, extracted = beir.beir_document(record, where)
+            except ExtractionError as error:
+                rows.append(_row(str((record or {}).get("_id", f"{path}#{where}")), fmt) | {"error": str(error)})
+                continue
+            rows.append(_ok(_row(doc_id, fmt), extracted))
+        return rows
+    except (ExtractionError, OSError, EOFError, UnicodeDecodeError) as error:
+        return [_row(path, fmt) | {"error": str(error)}]
 
 
 def sections_from_rows(rows: list[dict]) -> list[Section]:

@@ -32,3 +32,8 @@ def parquet_root(home: Path) -> Path:
 
 def dagster_home(home: Path) -> Path:
     return home / "dagster"
+
+
+def partition_files(home: Path, asset: str) -> list[Path]:
+    """Every materialised partition file of an asset, in path order (Hive layout, see resources)."""
+    return sorted((parquet_root(home) / asset).rglob("data.parquet"))

@@ -1,0 +1,140 @@
+"""BEIR-format benchmarks: a corpus with document-level judgements, and optional evidence spans.
+
+Layout of a BEIR folder::
+
+    corpus.jsonl[.gz]       {"_id": ..., "title": ..., "text": ...} per line: the documents
+    queries.jsonl           {"_id": ..., "text": ...} per line
+    qrels/<split>.tsv       query-id <TAB> corpus-id <TAB> score, with a header line
+    rationales_<split>.jsonl  optional: {"query_id", "doc_id", "spans": [{"text", ...}]} per line
+
+Each judged query of the split becomes a ``document`` query (phrasing ``query``): a retrieved
+chunk counts when its document is relevant (score > 0), and chunk ranks roll up to document ranks
+by best chunk. A query with evidence spans also becomes a ``needle`` query (phrasing
+``evidence``, id ``<query>:evidence``): a chunk counts when it holds any one evidence sentence
+whole, as for our own needles.
+
+A document's canonical text is its title as a heading, then its text with whitespace folded.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+from pathlib import Path
+from typing import Iterator
+
+from rag_assets.lib.evalset import DOCUMENT, NEEDLE, EvalSetError, Query
+from rag_assets.lib.extraction import Extracted, ExtractionError, CanonicalBuilder, fold_whitespace
+
+CORPUS_NAMES = ("corpus.jsonl", "corpus.jsonl.gz")
+QUERY_PHRASING = "query"
+EVIDENCE_PHRASING = "evidence"
+
+
+def corpus_file(folder: Path) -> Path | None:
+    for name in CORPUS_NAMES:
+        if (Path(folder) / name).is_file():
+            return Path(folder) / name
+    return None
+
+
+def is_beir_folder(folder: Path) -> bool:
+    return Path(folder).is_dir() and corpus_file(folder) is not None
+
+
+def _lines(path: Path) -> Iterator[tuple[str, dict]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                where = f"{path}:{number}"
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as error:
+                    raise EvalSetError(f"{where}: not valid JSON ({error.msg})") from error
+                if not isinstance(record, dict):
+                    raise EvalSetError(f"{where}: expected a JSON object")
+                yield where, record
+    except (OSError, EOFError, UnicodeDecodeError) as error:
+        raise EvalSetError(f"{path}: cannot be read ({error})") from error
+
+
+def beir_document(record: dict, where: str) -> tuple[str, Extracted]:
+    """(doc id, canonical text and sections) of one corpus line; ExtractionError says why not."""
+    if "_id" not in record:
+        raise ExtractionError(f"{where}: no _id")
+    title = fold_whitespace(str(record.get("title") or ""))
+    text = fold_whitespace(str(record.get("text") or ""))
+    if not text and not title:
+        raise ExtractionError(f"{where}: empty document")
+    builder = CanonicalBuilder()
+    if title:
+        builder.add_heading(1, title, None)
+    if text:
+        builder.add(text)
+    return str(record["_id"]), builder.build(title or None, str(record["_id"]))
+
+
+def iter_corpus(path: Path) -> Iterator[tuple[str, dict | None, str | None]]:
+    """(``file:line``, record, None) per document of a corpus file; (``file:line``, None, why) per bad line."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path.name}:{number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                yield where, None, f"{where}: not valid JSON ({error.msg})"
+                continue
+            if isinstance(record, dict):
+                yield where, record, None
+            else:
+                yield where, None, f"{where}: expected a JSON object"
+
+
+def load_judgements(folder: Path, split: str = "test") -> list[Query]:
+    """The judged queries of a split: document queries, then evidence (needle) queries."""
+    folder = Path(folder)
+    qrels_path = folder / "qrels" / f"{split}.tsv"
+    if not qrels_path.is_file():
+        raise EvalSetError(f"BEIR folder {folder} has no qrels/{split}.tsv")
+    relevant: dict[str, list[str]] = {}
+    with qrels_path.open(encoding="utf-8") as handle:
+        for number, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
+            if number == 1 and row and not row[-1].strip().lstrip("-").isdigit():
+                continue  # the header line
+            if len(row) < 3 or not row[2].strip().lstrip("-").isdigit():
+                raise EvalSetError(f"{qrels_path}:{number}: expected query-id, corpus-id and an integer score")
+            if int(row[2]) > 0:
+                relevant.setdefault(row[0], []).append(row[1])
+    texts = {str(record["_id"]): str(record.get("text", "")) for _, record in _lines(folder / "queries.jsonl")}
+    missing = sorted(set(relevant) - set(texts), key=str)
+    if missing:
+        raise EvalSetError(f"{qrels_path}: queries {', '.join(missing[:5])} are not in queries.jsonl")
+    queries = [
+        Query(query_id=qid, needle_id=None, phrasing=QUERY_PHRASING, text=texts[qid], query_kind=DOCUMENT,
+              relevant_doc_ids=tuple(docs))
+        for qid, docs in relevant.items()
+    ]
+    rationales = folder / f"rationales_{split}.jsonl"
+    if rationales.is_file():
+        spans: dict[str, list[tuple[str, str]]] = {}
+        for where, record in _lines(rationales):
+            qid = str(record.get("query_id"))
+            if qid not in relevant:
+                raise EvalSetError(f"{where}: query {qid} has no judgement in qrels/{split}.tsv")
+            for span in record.get("spans", []):
+                spans.setdefault(qid, []).append((str(record["doc_id"]), str(span["text"])))
+        queries += [
+            Query(query_id=f"{qid}:{EVIDENCE_PHRASING}", needle_id=f"{qid}:{EVIDENCE_PHRASING}",
+                  phrasing=EVIDENCE_PHRASING, text=texts[qid], query_kind=NEEDLE,
+                  spans=tuple(pairs), relevant_doc_ids=tuple(dict.fromkeys(doc for doc, _ in pairs)))
+            for qid, pairs in spans.items()
+        ]
+    return queries
