@@ -48,6 +48,18 @@ def _evaluate(args: argparse.Namespace, home: Path) -> int:
     return _report(home, ["model", "strategy", "retriever"], "table")
 
 
+def _backfill(args: argparse.Namespace, home: Path) -> int:
+    from rag_assets.resources import RagSettings
+    from rag_assets.runner import backfill_model, default_instance
+
+    settings = RagSettings(home=str(home), corpus_dir=str(Path(args.corpus).resolve()),
+                           eval_set=str(Path(args.eval_set).resolve()),
+                           out_of_domain=str(Path(args.out_of_domain).resolve()) if args.out_of_domain else "")
+    backfill_model(settings, default_instance(home), args.model,
+                   progress=lambda line: print(f"rag-assets: {line}", flush=True))
+    return _report(home, ["model", "strategy", "retriever"], "table")
+
+
 def _ui(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.runner import ensure_dagster_home
 
@@ -77,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--models", nargs="+", help="embedding models (default: all registered)")
     evaluate.add_argument("--strategies", nargs="+", help="chunking strategies (default: all registered)")
 
+    backfill = commands.add_parser(
+        "backfill", help="rebuild one model's embeddings, retrieval and metrics (after its weights changed)")
+    backfill.add_argument("--model", required=True, help="registry key of the model")
+    backfill.add_argument("--corpus", default=str(paths.DEFAULT_CORPUS_DIR), help="as given to evaluate")
+    backfill.add_argument("--eval-set", default=str(paths.DEFAULT_EVAL_SET), help="as given to evaluate")
+    backfill.add_argument("--out-of-domain", default=str(paths.DEFAULT_OUT_OF_DOMAIN), help="as given to evaluate")
+
     report = commands.add_parser("report", help="print the comparison table from DuckDB")
     report.add_argument("--by", default="model,strategy,retriever", help="columns to group by, comma-separated")
     report.add_argument("--format", choices=("table", "json"), default="table")
@@ -93,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     home = paths.storage_home()
     if args.command == "evaluate":
         return _evaluate(args, home)
+    if args.command == "backfill":
+        return _backfill(args, home)
     if args.command == "report":
         return _report(home, [c.strip() for c in args.by.split(",") if c.strip()], args.format)
     if args.command == "ui":

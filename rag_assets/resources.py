@@ -11,7 +11,7 @@ from dagster import ConfigurableIOManager, ConfigurableResource, InputContext, O
 from pydantic import Field
 
 from rag_assets.lib import paths
-from rag_assets.lib.embedding import Embedder, load_model
+from rag_assets.lib.embedding import MODELS, Embedder, current_revision, load_model
 
 
 class RagSettings(ConfigurableResource):
@@ -56,6 +56,16 @@ def _single_dimension_name(context: InputContext | OutputContext) -> str:
     return getattr(value, "value", value)
 
 
+def partition_dimensions(context: InputContext | OutputContext, partition_key: str) -> list[tuple[str, str]]:
+    """(dimension, key) pairs of a partition key, in the partitions definition's order."""
+    partitions_def = context.asset_partitions_def
+    dimensions = getattr(partitions_def, "partitions_defs", None)
+    if dimensions is None:
+        return [(_single_dimension_name(context), partition_key)]
+    by_dimension = partitions_def.get_partition_key_from_str(partition_key).keys_by_dimension
+    return [(d.name, by_dimension[d.name]) for d in dimensions]
+
+
 class ParquetIOManager(ConfigurableIOManager):
     """Arrow tables as Parquet files, one per partition, in Hive layout under home/parquet.
 
@@ -67,19 +77,8 @@ class ParquetIOManager(ConfigurableIOManager):
     home: str = Field(default_factory=lambda: str(paths.storage_home()))
 
     def _path(self, context: InputContext | OutputContext, partition_key: str | None) -> Path:
-        folder = paths.parquet_root(Path(self.home)).joinpath(*context.asset_key.path)
-        if partition_key is not None:
-            folder = folder.joinpath(*self._dimension_parts(context, partition_key))
-        return folder / "data.parquet"
-
-    @staticmethod
-    def _dimension_parts(context: InputContext | OutputContext, partition_key: str) -> list[str]:
-        partitions_def = context.asset_partitions_def
-        dimensions = getattr(partitions_def, "partitions_defs", None)
-        if dimensions is None:
-            return [f"{_single_dimension_name(context)}={partition_key}"]
-        by_dimension = partitions_def.get_partition_key_from_str(partition_key).keys_by_dimension
-        return [f"{d.name}={by_dimension[d.name]}" for d in dimensions]
+        dimensions = None if partition_key is None else partition_dimensions(context, partition_key)
+        return paths.partition_path(Path(self.home), "/".join(context.asset_key.path), dimensions)
 
     def handle_output(self, context: OutputContext, obj: pa.Table) -> None:
         key = context.asset_partition_key if context.has_asset_partitions else None
@@ -109,9 +108,16 @@ _LOADED_MODELS: dict[str, Embedder] = {}
 
 
 class EmbeddingModels(ConfigurableResource):
-    """The registered embedding models, each loaded once per process from its package's folder."""
+    """The registered embedding models, each loaded once per process and weights revision."""
 
     def get(self, key: str) -> Embedder:
-        if key not in _LOADED_MODELS:
+        if key not in MODELS:
+            return load_model(key)  # raises, naming the registry
+        loaded = _LOADED_MODELS.get(key)
+        if loaded is None or loaded.revision != current_revision(MODELS[key]):
             _LOADED_MODELS[key] = load_model(key)
         return _LOADED_MODELS[key]
+
+    def installed_revision(self, key: str) -> str:
+        """The revision of the weights installed now, computed from the files without loading them."""
+        return current_revision(MODELS[key])

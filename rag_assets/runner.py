@@ -17,6 +17,7 @@ from rag_assets.definitions import ASSET_CHECKS, ASSETS, build_definitions
 from rag_assets.lib import paths
 from rag_assets.lib.chunking import STRATEGIES
 from rag_assets.lib.embedding import MODELS
+from rag_assets.partitions import model_partitions
 from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
 
 DAGSTER_YAML = """\
@@ -46,6 +47,45 @@ def default_instance(home: Path) -> DagsterInstance:
     return DagsterInstance.get()
 
 
+class Runner:
+    """Materialises parts of the graph into one instance, one partition key per run."""
+
+    def __init__(self, settings: RagSettings, instance: DagsterInstance, models: EmbeddingModels | None = None,
+                 progress: Callable[[str], None] = print) -> None:
+        self.settings, self.instance, self.progress = settings, instance, progress
+        self.resources = {"settings": settings, "models": models or EmbeddingModels(),
+                          "io_manager": ParquetIOManager(home=settings.home)}
+
+    def run(self, selection: list[str], partition_key=None, label: str = ""):
+        self.progress(f"materialising {', '.join(selection)}{' ' + label if label else ''}")
+        return materialize(
+            [*ASSETS, *ASSET_CHECKS], selection=selection, partition_key=partition_key, instance=self.instance,
+            resources=self.resources, run_config=QUIET_RUN_CONFIG,
+        )
+
+    def observe_inputs(self, model_keys: Sequence[str]) -> None:
+        """Register model partitions, then observe the corpus folder and the models' weights."""
+        existing = set(self.instance.get_dynamic_partitions(model_partitions.name))
+        new = [key for key in model_keys if key not in existing]
+        if new:
+            self.instance.add_dynamic_partitions(model_partitions.name, new)
+        self.progress("observing corpus_folder and embedding_model")
+        observe = build_definitions(self.settings, self.resources["models"]).resolve_job_def("observe_inputs")
+        observe.execute_in_process(instance=self.instance, run_config=QUIET_RUN_CONFIG)
+
+    def model_partitions(self, model: str, strategies: Sequence[str]) -> None:
+        for strategy in strategies:
+            key = MultiPartitionKey({"model": model, "strategy": strategy})
+            self.run(["embeddings", "retrieval_runs"], key, f"[{model} x {strategy}]")
+
+
+def _check(model_keys: Sequence[str], strategies: Sequence[str]) -> None:
+    for name, keys, known in (("model", model_keys, MODELS), ("strategy", strategies, STRATEGIES)):
+        unknown = [key for key in keys if key not in known]
+        if unknown:
+            raise ValueError(f"unknown {name} {', '.join(unknown)}; registered: {', '.join(known)}")
+
+
 def materialize_all(
     settings: RagSettings,
     instance: DagsterInstance,
@@ -57,27 +97,10 @@ def materialize_all(
     """Run corpus -> metrics for the given models and strategies (default: all registered)."""
     model_keys = list(model_keys or MODELS)
     strategies = list(strategies or STRATEGIES)
-    for name, known in (("model", MODELS), ("strategy", STRATEGIES)):
-        unknown = [key for key in (model_keys if name == "model" else strategies) if key not in known]
-        if unknown:
-            raise ValueError(f"unknown {name} {', '.join(unknown)}; registered: {', '.join(known)}")
-    resources = {
-        "settings": settings,
-        "models": models or EmbeddingModels(),
-        "io_manager": ParquetIOManager(home=settings.home),
-    }
-
-    def run(selection: list[str], partition_key=None, label: str = ""):
-        progress(f"materialising {', '.join(selection)}{' ' + label if label else ''}")
-        return materialize(
-            [*ASSETS, *ASSET_CHECKS], selection=selection, partition_key=partition_key, instance=instance,
-            resources=resources, run_config=QUIET_RUN_CONFIG,
-        )
-
-    progress("observing corpus_folder")
-    observe = build_definitions(settings, resources["models"]).resolve_job_def("observe_corpus")
-    observe.execute_in_process(instance=instance, run_config=QUIET_RUN_CONFIG)
-    corpus = run(["corpus_snapshot", "extracted_text", "eval_set"])
+    _check(model_keys, strategies)
+    runner = Runner(settings, instance, models, progress)
+    runner.observe_inputs(model_keys)
+    corpus = runner.run(["corpus_snapshot", "extracted_text", "eval_set"])
     extraction = {k: v.value for k, v in corpus.asset_materializations_for_node("extracted_text")[0].metadata.items()}
     progress(
         f"extracted_text: {extraction['documents']} documents ({extraction['documents_ok']} ok, "
@@ -96,9 +119,28 @@ def materialize_all(
             if c.asset_key.path == ["eval_set"])
     )
     for strategy in strategies:
-        run(["chunks", "chunk_quality"], strategy, f"[{strategy}]")
+        runner.run(["chunks", "chunk_quality"], strategy, f"[{strategy}]")
     for model in model_keys:
-        for strategy in strategies:
-            key = MultiPartitionKey({"model": model, "strategy": strategy})
-            run(["embeddings", "retrieval_runs"], key, f"[{model} x {strategy}]")
-    run(["retrieval_metrics"])
+        runner.model_partitions(model, strategies)
+    runner.run(["retrieval_metrics"])
+
+
+def backfill_model(
+    settings: RagSettings,
+    instance: DagsterInstance,
+    model: str,
+    models: EmbeddingModels | None = None,
+    strategies: Sequence[str] | None = None,
+    progress: Callable[[str], None] = print,
+) -> None:
+    """Bring one model up to date after its weights changed (or it was just added): observe its
+    weights, rebuild its embeddings and retrieval partitions for every strategy, then the metrics.
+
+    Unchanged chunk texts are not re-embedded if this weights revision has embedded them before.
+    """
+    strategies = list(strategies or STRATEGIES)
+    _check([model], strategies)
+    runner = Runner(settings, instance, models, progress)
+    runner.observe_inputs([model])
+    runner.model_partitions(model, strategies)
+    runner.run(["retrieval_metrics"])

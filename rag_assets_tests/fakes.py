@@ -21,6 +21,11 @@ class HashingEmbedder:
         self.window = 64
         self.special_tokens = 2
 
+    normalized = True
+
+    def embed_queries(self, texts):
+        return self.embed(texts)
+
     def count_tokens(self, texts):
         return [len(re.findall(r"[a-z0-9]+", text.lower())) for text in texts]
 
@@ -37,3 +42,6 @@ class HashingEmbedder:
 class FakeEmbeddingModels(EmbeddingModels):
     def get(self, key: str) -> HashingEmbedder:
         return HashingEmbedder(key)
+
+    def installed_revision(self, key: str) -> str:
+        return HashingEmbedder(key).revision

@@ -1,10 +1,9 @@
 from dagster import AssetKey, Definitions
 
 from rag_assets.definitions import defs
-from rag_assets.lib.embedding import MODELS
 
 EXPECTED = {
-    "corpus_folder", "corpus_snapshot", "extracted_text", "eval_set", "chunks", "chunk_quality", "embeddings", "retrieval_runs",
+    "corpus_folder", "embedding_model", "corpus_snapshot", "extracted_text", "eval_set", "chunks", "chunk_quality", "embeddings", "retrieval_runs",
     "retrieval_metrics",
 }
 
@@ -22,7 +21,8 @@ def test_asset_keys_and_lineage():
     assert graph.get(AssetKey("corpus_folder")).is_observable
     assert parents["extracted_text"] == {"corpus_snapshot"}
     assert parents["chunks"] == {"extracted_text"}
-    assert parents["embeddings"] == {"chunks"}
+    assert parents["embeddings"] == {"chunks", "embedding_model"}
+    assert graph.get(AssetKey("embedding_model")).is_observable
     assert parents["retrieval_runs"] == {"eval_set", "extracted_text", "chunks", "embeddings"}
     assert parents["eval_set"] == {"extracted_text"}
     assert parents["chunk_quality"] == {"chunks", "eval_set", "extracted_text"}
@@ -34,8 +34,10 @@ def test_checks_and_schedules():
     graph = defs.resolve_asset_graph()
     assert {key.name for key in graph.asset_check_keys} == {
         "every_document_extracted", "needles_occur_once", "needles_not_headings", "query_ids_unique",
-        "phrasings_present", "out_of_domain_present"}
-    assert defs.resolve_schedule_def("corpus_observation").job_name == "observe_corpus"
+        "phrasings_present", "out_of_domain_present", "vectors_are_unit_length", "retrieval_stamps_agree",
+        "metrics_stamps_agree"}
+    assert defs.resolve_schedule_def("input_observation").job_name == "observe_inputs"
+    assert defs.resolve_sensor_def("model_registry") is not None
 
 
 def test_a_seventh_strategy_is_one_registry_entry_and_a_new_partition():
@@ -50,9 +52,10 @@ def test_a_seventh_strategy_is_one_registry_entry_and_a_new_partition():
         "from dagster import AssetKey\n"
         "graph = defs.resolve_asset_graph()\n"
         "print(sorted(graph.get(AssetKey('chunks')).partitions_def.get_partition_keys()))\n"
-        "print(len(graph.get(AssetKey('embeddings')).partitions_def.get_partition_keys()) / len(chunking.STRATEGIES))\n"
+        "multi = graph.get(AssetKey('embeddings')).partitions_def\n"
+        "print(len(multi.get_partitions_def_for_dimension('strategy').get_partition_keys()))\n"
     )
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
-    strategies, models_per_strategy = result.stdout.strip().splitlines()
+    strategies, embedding_strategies = result.stdout.strip().splitlines()
     assert "'boundaries_header_256'" in strategies and strategies.count("'") == 2 * 7
-    assert float(models_per_strategy) == len(MODELS)  # every model x the seven strategies
+    assert int(embedding_strategies) == 7  # and every model's embeddings get the new strategy

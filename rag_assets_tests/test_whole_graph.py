@@ -7,6 +7,7 @@ from dagster import DagsterInstance, materialize
 from rag_assets.definitions import ASSETS
 from rag_assets.lib import paths
 from rag_assets.lib.chunking import STRATEGIES
+from rag_assets.lib.embedding import MODELS
 from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
 from rag_assets.runner import materialize_all
 from rag_assets_tests.fakes import FakeEmbeddingModels
@@ -24,24 +25,27 @@ def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
     with duckdb.connect(str(settings.duckdb_path), read_only=True) as connection:
         rows = connection.sql(
             "SELECT model, strategy, retriever, count(*) AS n, count(hit_rank) AS hits "
-            "FROM retrieval_results WHERE query_kind = 'needle' GROUP BY ALL ORDER BY strategy"
+            "FROM retrieval_results WHERE query_kind = 'needle' GROUP BY ALL ORDER BY model, strategy"
         ).fetchall()
         # 3 needles x 2 phrasings = 6 queries per strategy; every needle of this tiny corpus is
         # retrievable within the top 25 (each strategy has fewer than 25 chunks here)
-        assert rows == [("all-MiniLM-L6-v2", strategy, "dense", 6, 6) for strategy in sorted(STRATEGIES)]
+        assert rows == [(model, strategy, "dense", 6, 6) for model in sorted(MODELS) for strategy in sorted(STRATEGIES)]
         # the two out-of-domain queries are kept, with nothing to find, for every strategy
         assert connection.sql("SELECT count(*), count(hit_rank) FROM retrieval_results "
-                              "WHERE query_kind = 'out_of_domain'").fetchall() == [(2 * len(STRATEGIES), 0)]
+                              "WHERE query_kind = 'out_of_domain'").fetchall() == [(2 * len(STRATEGIES) * len(MODELS), 0)]
         # the descaling question, in the documentation's words, finds its needle first
         rank = connection.sql(
-            "SELECT hit_rank FROM retrieval_results WHERE query_id = 'k1:doc' AND strategy = 'boundaries_header'"
+            "SELECT hit_rank FROM retrieval_results WHERE query_id = 'k1:doc' AND strategy = 'boundaries_header' "
+            "AND model = 'all-MiniLM-L6-v2'"
         ).fetchall()
         assert rank == [(1,)]
+        stamps = connection.sql("SELECT DISTINCT model, dimension FROM retrieval_results ORDER BY model").fetchall()
+        assert stamps == [("all-MiniLM-L6-v2", 384), ("paraphrase-MiniLM-L3-v2", 384), ("wordllama", 256)]
         metrics = connection.sql("SELECT * FROM metrics ORDER BY strategy, phrasing").to_arrow_table().to_pylist()
-        assert len(metrics) == 2 * len(STRATEGIES) and all(m["queries"] == 3 for m in metrics)
+        assert len(metrics) == 2 * len(STRATEGIES) * len(MODELS) and all(m["queries"] == 3 for m in metrics)
         assert all(m["recall_at_20"] == 1.0 for m in metrics)
-        costs = {row["strategy"]: row for row in
-                 connection.sql("SELECT * FROM chunk_stats").to_arrow_table().to_pylist()}
+        costs = {row["strategy"]: row for row in connection.sql(
+            "SELECT * FROM chunk_stats WHERE model = 'all-MiniLM-L6-v2'").to_arrow_table().to_pylist()}
         assert set(costs) == set(STRATEGIES)
         # the three documents are short: no chunk reaches the 256-token window, no answer is cut
         assert all(row["truncated_chunks"] == 0 and row["answers_destroyed"] == 0 for row in costs.values())

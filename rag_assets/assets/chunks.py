@@ -20,7 +20,8 @@ def chunks(context: AssetExecutionContext, extracted_text: pa.Table) -> Output[p
             document["doc_id"], document["title"], document["text"],
             sections_from_rows(document["sections"]), strategy,
         ):
-            rows.append(chunk.to_row() | {"snapshot_id": document["snapshot_id"]})
+            rows.append(chunk.to_row() | {"snapshot_id": document["snapshot_id"],
+                                          "extractor_version": document["extractor_version"]})
     stats = character_stats([row["content"] for row in rows])
     return Output(
         pa.Table.from_pylist(rows),

