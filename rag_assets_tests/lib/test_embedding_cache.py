@@ -1,0 +1,43 @@
+import numpy as np
+
+from rag_assets.lib import embedding_cache
+from rag_assets.lib.embedding_cache import EmbeddingCache, embed_with_cache, text_hash
+
+
+class CountingEmbedder:
+    def __init__(self):
+        self.seen = []
+
+    def __call__(self, texts):
+        self.seen += list(texts)
+        return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+
+def test_nothing_is_embedded_twice_and_a_changed_text_is_embedded_alone(tmp_path):
+    cache = EmbeddingCache(tmp_path / "rev1", dimension=2)
+    embed = CountingEmbedder()
+    texts = ["alpha", "beta", "alpha", "gamma"]  # "alpha" twice: embedded once
+    vectors, embedded, reused = embed_with_cache(texts, embed, cache, batch_size=2)
+    assert embed.seen == ["alpha", "beta", "gamma"] and (embedded, reused) == (3, 1)
+    np.testing.assert_array_equal(vectors[:, 0], [5, 4, 5, 5])
+    # the same texts again: nothing embedded
+    again, embedded, reused = embed_with_cache(texts, embed, cache)
+    assert (embedded, reused) == (0, 4) and len(embed.seen) == 3
+    np.testing.assert_array_equal(again, vectors)
+    # one text changed: only it is embedded
+    _, embedded, reused = embed_with_cache(["alpha", "beta", "delta!", "gamma"], embed, cache)
+    assert (embedded, reused) == (1, 3) and embed.seen[-1] == "delta!"
+    # another revision's cache knows nothing
+    _, embedded, _ = embed_with_cache(["alpha"], embed, EmbeddingCache(tmp_path / "rev2", dimension=2))
+    assert embedded == 1
+
+
+def test_shards_are_compacted_and_keep_every_vector(tmp_path, monkeypatch):
+    monkeypatch.setattr(embedding_cache, "COMPACT_AFTER", 3)
+    cache = EmbeddingCache(tmp_path / "c", dimension=2)
+    for i in range(5):
+        cache.add([text_hash(str(i))], np.array([[i, 0]], dtype=np.float32))
+    assert len(list((tmp_path / "c").glob("*.parquet"))) <= 3
+    found = cache.lookup([text_hash(str(i)) for i in range(5)])
+    assert sorted(float(v[0]) for v in found.values()) == [0, 1, 2, 3, 4]
+    assert not list((tmp_path / "c").glob(".*.tmp"))
