@@ -1,5 +1,7 @@
 """The one Definitions object of rag_assets."""
 
+from pathlib import Path
+
 from dagster import (
     DefaultScheduleStatus, DefaultSensorStatus, Definitions, ScheduleDefinition, SensorResult, define_asset_job, sensor,
 )
@@ -11,6 +13,7 @@ from rag_assets.assets.evaluation import EVAL_SET_CHECKS, eval_set
 from rag_assets.assets.extraction import every_document_extracted, extracted_text
 from rag_assets.assets.metrics import metrics_stamps_agree, retrieval_metrics
 from rag_assets.assets.retrieval import retrieval_runs, retrieval_stamps_agree
+from rag_assets.lib import paths
 from rag_assets.lib.embedding import MODELS
 from rag_assets.partitions import model_partitions
 from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
@@ -53,7 +56,7 @@ def build_definitions(settings: RagSettings | None = None, models: EmbeddingMode
         sensors=[model_registry],
         resources={
             "settings": settings,
-            "models": models or EmbeddingModels(),
+            "models": models or EmbeddingModels(onnx_dir=str(paths.onnx_dir(Path(settings.home)))),
             "io_manager": ParquetIOManager(home=settings.home),
         },
     )

@@ -104,19 +104,26 @@ class ParquetIOManager(ConfigurableIOManager):
         return pa.concat_tables(tables)
 
 
-_LOADED_MODELS: dict[str, Embedder] = {}
+_LOADED_MODELS: dict[tuple[str, str], Embedder] = {}
 
 
 class EmbeddingModels(ConfigurableResource):
     """The registered embedding models, each loaded once per process and weights revision."""
 
+    onnx_dir: str = Field(
+        default="",
+        description="Folder for ONNX graphs exported from sentence-transformers weights (faster on CPU); "
+        "'' runs them with PyTorch.",
+    )
+
     def get(self, key: str) -> Embedder:
         if key not in MODELS:
             return load_model(key)  # raises, naming the registry
-        loaded = _LOADED_MODELS.get(key)
+        loaded = _LOADED_MODELS.get((key, self.onnx_dir))
         if loaded is None or loaded.revision != current_revision(MODELS[key]):
-            _LOADED_MODELS[key] = load_model(key)
-        return _LOADED_MODELS[key]
+            loaded = load_model(key, onnx_dir=Path(self.onnx_dir) if self.onnx_dir else None)
+            _LOADED_MODELS[(key, self.onnx_dir)] = loaded
+        return loaded
 
     def installed_revision(self, key: str) -> str:
         """The revision of the weights installed now, computed from the files without loading them."""

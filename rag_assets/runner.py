@@ -53,7 +53,8 @@ class Runner:
     def __init__(self, settings: RagSettings, instance: DagsterInstance, models: EmbeddingModels | None = None,
                  progress: Callable[[str], None] = print) -> None:
         self.settings, self.instance, self.progress = settings, instance, progress
-        self.resources = {"settings": settings, "models": models or EmbeddingModels(),
+        self.resources = {"settings": settings,
+                          "models": models or EmbeddingModels(onnx_dir=str(paths.onnx_dir(Path(settings.home)))),
                           "io_manager": ParquetIOManager(home=settings.home)}
 
     def run(self, selection: list[str], partition_key=None, label: str = "", raise_on_error: bool = True):

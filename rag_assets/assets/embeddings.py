@@ -99,6 +99,7 @@ def embeddings(
             "embedded_per_second": round(embedded / seconds, 1) if embedded and seconds else 0.0,
             **{k: v for k, v in stats.items() if k != "window"}, "window": window or "none",
             "header_token_share": round(stats["header_token_share"], 4), "stamp": MetadataValue.json(stamp),
+            "runtime": getattr(model, "runtime", "native"),
         },
     )
 

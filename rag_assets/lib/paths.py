@@ -30,6 +30,10 @@ def parquet_root(home: Path) -> Path:
     return home / "parquet"
 
 
+def onnx_dir(home: Path) -> Path:
+    return home / "onnx"
+
+
 def dagster_home(home: Path) -> Path:
     return home / "dagster"
 

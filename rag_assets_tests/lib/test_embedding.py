@@ -73,3 +73,14 @@ def test_a_copied_folder_is_a_model_of_its_own_revision(monkeypatch, tmp_path):
         handle.seek(-4, 2)
         handle.write(b"\x00\x00\x80\x3f")  # the last float becomes 1.0
     assert current_revision(spec) != current_revision(MODELS["all-MiniLM-L6-v2"])
+
+
+def test_the_onnx_path_is_the_same_model(tmp_path):
+    accelerated = load_model("all-MiniLM-L6-v2", onnx_dir=tmp_path)
+    assert accelerated.runtime == "onnxruntime"
+    assert (tmp_path / "all-MiniLM-L6-v2" / accelerated.revision / "model.onnx").is_file()
+    plain = load_model("all-MiniLM-L6-v2")
+    assert plain.runtime == "pytorch"
+    texts = SENTENCES + ["word " * 400]  # past the 256-token window: both truncate the same way
+    cosines = (accelerated.embed(texts) * plain.embed(texts)).sum(axis=1)
+    assert cosines.min() >= 0.9999
