@@ -42,6 +42,14 @@ class RagSettings(ConfigurableResource):
         description="A document larger than this fails extraction (status 'failed') instead of being read.",
     )
     top_k: int = Field(default=25, description="Chunks kept per query and retriever.")
+    retrievers: list[str] = Field(
+        default=["dense", "bm25", "hybrid", "late_interaction", "cross_encoder"],
+        description="Retrievers to run (see rag_assets/lib/retrievers); unavailable ones are skipped and reported.",
+    )
+    cross_encoder: str = Field(
+        default="",
+        description="Folder of a trained sentence-transformers CrossEncoder for the second stage; '' for none.",
+    )
 
     @property
     def duckdb_path(self) -> Path:

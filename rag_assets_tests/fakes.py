@@ -26,6 +26,17 @@ class HashingEmbedder:
     def embed_queries(self, texts):
         return self.embed(texts)
 
+    def token_vectors(self, texts):
+        """One hashed one-hot row per word."""
+        out = []
+        for text in texts:
+            words = re.findall(r"[a-z0-9]+", text.lower()) or ["empty"]
+            rows = np.zeros((len(words), self.dimension), dtype=np.float32)
+            for i, word in enumerate(words):
+                rows[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dimension] = 1.0
+            out.append(rows)
+        return out
+
     def count_tokens(self, texts):
         return [len(re.findall(r"[a-z0-9]+", text.lower())) for text in texts]
 

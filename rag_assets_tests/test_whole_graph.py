@@ -25,25 +25,29 @@ def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
     with duckdb.connect(str(settings.duckdb_path), read_only=True) as connection:
         rows = connection.sql(
             "SELECT model, strategy, retriever, count(*) AS n, count(hit_rank) AS hits "
-            "FROM retrieval_results WHERE query_kind = 'needle' GROUP BY ALL ORDER BY model, strategy"
+            "FROM retrieval_results WHERE query_kind = 'needle' AND retriever = 'dense' GROUP BY ALL ORDER BY model, strategy"
         ).fetchall()
         # 3 needles x 2 phrasings = 6 queries per strategy; every needle of this tiny corpus is
         # retrievable within the top 25 (each strategy has fewer than 25 chunks here)
         assert rows == [(model, strategy, "dense", 6, 6) for model in sorted(MODELS) for strategy in sorted(STRATEGIES)]
         # the two out-of-domain queries are kept, with nothing to find, for every strategy
         assert connection.sql("SELECT count(*), count(hit_rank) FROM retrieval_results "
-                              "WHERE query_kind = 'out_of_domain'").fetchall() == [(2 * len(STRATEGIES) * len(MODELS), 0)]
+                              "WHERE query_kind = 'out_of_domain' AND retriever = 'dense'").fetchall() == [
+            (2 * len(STRATEGIES) * len(MODELS), 0)]
+        # every retriever but the unconfigured cross encoder answers every query
+        assert connection.sql("SELECT retriever, count(*) FROM retrieval_results GROUP BY 1 ORDER BY 1").fetchall() == [
+            (name, 8 * len(STRATEGIES) * len(MODELS)) for name in ("bm25", "dense", "hybrid", "late_interaction")]
         # the descaling question, in the documentation's words, finds its needle first
         rank = connection.sql(
             "SELECT hit_rank FROM retrieval_results WHERE query_id = 'k1:doc' AND strategy = 'boundaries_header' "
-            "AND model = 'all-MiniLM-L6-v2'"
+            "AND model = 'all-MiniLM-L6-v2' AND retriever = 'dense'"
         ).fetchall()
         assert rank == [(1,)]
         stamps = connection.sql("SELECT DISTINCT model, dimension FROM retrieval_results ORDER BY model").fetchall()
         assert stamps == [("all-MiniLM-L6-v2", 384), ("paraphrase-MiniLM-L3-v2", 384), ("wordllama", 256)]
         metrics = connection.sql("SELECT * FROM metrics ORDER BY strategy, phrasing").to_arrow_table().to_pylist()
-        assert len(metrics) == 2 * len(STRATEGIES) * len(MODELS) and all(m["queries"] == 3 for m in metrics)
-        assert all(m["recall_at_20"] == 1.0 for m in metrics)
+        assert len(metrics) == 2 * len(STRATEGIES) * len(MODELS) * 4 and all(m["queries"] == 3 for m in metrics)
+        assert all(m["recall_at_20"] == 1.0 for m in metrics if m["retriever"] != "bm25")
         costs = {row["strategy"]: row for row in connection.sql(
             "SELECT * FROM chunk_stats WHERE model = 'all-MiniLM-L6-v2'").to_arrow_table().to_pylist()}
         assert set(costs) == set(STRATEGIES)

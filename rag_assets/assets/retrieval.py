@@ -8,7 +8,8 @@ from dagster import (
 from rag_assets.assets.partition_files import partition_tables
 from rag_assets.lib.embedding import MODELS
 from rag_assets.lib.evalset import NEEDLE, chunks_by_document, queries_from_rows, span_holders
-from rag_assets.lib.retrieval import judge, run_dense
+from rag_assets.lib.judging import judge
+from rag_assets.lib.retrievers import Index, available, cross_encoder, run_retrievers
 from rag_assets.lib.stamps import STAMP_FIELDS, stamp_problems
 from rag_assets.partitions import model_strategy_partitions
 from rag_assets.resources import EmbeddingModels, RagSettings
@@ -44,22 +45,47 @@ def retrieval_runs(
     chunk_doc = {row["chunk_id"]: row["doc_id"] for row in chunk_rows}
     holders = {q.query_id: span_holders(q.spans, by_doc, documents) for q in queries if q.query_kind == NEEDLE}
     vectors = np.asarray(embeddings.column("vector").combine_chunks().flatten().to_numpy(), dtype=np.float32)
-    runs = run_dense(queries, model.embed_queries, embeddings.column("chunk_id").to_pylist(),
-                     vectors.reshape(len(embeddings), model.dimension), settings.top_k)
+    index = Index(chunk_ids=embeddings.column("chunk_id").to_pylist(), texts=chunks.column("text").to_pylist(),
+                  vectors=vectors.reshape(len(embeddings), model.dimension), embedder=model,
+                  cross_encoder=cross_encoder.load(settings.cross_encoder) if settings.cross_encoder else None)
+    ran = available(index, settings.retrievers)
+    runs = run_retrievers(queries, index, settings.top_k, ran)
+    by_query = {q.query_id: q for q in queries}
     by_id = {row["query_id"]: row for row in eval_set.select(QUERY_COLUMNS).to_pylist()}
     stamp = {field: embeddings.column(field)[0].as_py() if len(embeddings) else None for field in STAMP_FIELDS}
     rows = [
-        by_id[query.query_id] | run | judge(query, run["chunk_ids"], holders.get(query.query_id, set()), chunk_doc)
-        | stamp
-        for query, run in zip(queries, runs)
+        by_id[run["query_id"]] | run
+        | judge(by_query[run["query_id"]], run["chunk_ids"], holders.get(run["query_id"], set()), chunk_doc) | stamp
+        for run in runs
     ]
+    skipped = {name: "no cross encoder configured (settings.cross_encoder)" if name == "cross_encoder"
+               else "not available" for name in settings.retrievers if name not in ran}
     judged = [row for row in rows if row["query_kind"] != "out_of_domain"]
+    summary = {
+        name: {"hits": sum(r["hit_rank"] is not None for r in judged if r["retriever"] == name),
+               "mean_latency_ms": round(float(np.mean([r["latency_ms"] for r in rows if r["retriever"] == name])), 3)}
+        for name in ran
+    }
     return Output(
-        pa.Table.from_pylist(rows),
-        metadata={"queries": len(rows), "judged_queries": len(judged),
-                  f"hits_in_top_{settings.top_k}": sum(row["hit_rank"] is not None for row in judged),
-                  "out_of_domain_queries": len(rows) - len(judged)},
+        _table(rows),
+        metadata={"queries": len(queries), "retrievers": MetadataValue.json(ran),
+                  "retrievers_skipped": MetadataValue.json(skipped),
+                  "judged_queries": len(judged) // max(len(ran), 1),
+                  f"hits_in_top_{settings.top_k}": MetadataValue.json(summary)},
     )
+
+
+# columns that may be all null in one partition (no hit, no dense run, no needle) keep their type
+_TYPES = {"needle_id": pa.string(), "kind": pa.string(), "hit_rank": pa.int64(), "relevant_ranks": pa.list_(pa.int64()),
+          "distances": pa.list_(pa.float64()), "scores": pa.list_(pa.float64()), "chunk_ids": pa.list_(pa.string())}
+
+
+def _table(rows: list[dict]) -> pa.Table:
+    table = pa.Table.from_pylist(rows)
+    for name, kind in _TYPES.items():
+        if name in table.column_names:
+            table = table.set_column(table.schema.get_field_index(name), name, table.column(name).cast(kind))
+    return table
 
 
 @asset_check(asset=retrieval_runs, blocking=True, additional_ins={"corpus_snapshot": AssetIn()},

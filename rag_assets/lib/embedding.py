@@ -17,6 +17,7 @@ import importlib
 import importlib.metadata
 import logging
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
@@ -76,6 +77,10 @@ class Embedder(Protocol):
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Tokens of each text with the model's own tokenizer, special tokens excluded."""
+        ...
+
+    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Per text, one vector per token: what the model pools into the text's vector."""
         ...
 
 
@@ -284,7 +289,8 @@ class SentenceTransformerEmbedder(_Embedder):
         raw = graph.with_name(f".{os.getpid()}.raw.onnx")
         axes = {"0": "batch", "1": "sequence"}
         names = ["input_ids", "attention_mask", "token_type_ids"]
-        with torch.inference_mode():
+        with torch.inference_mode(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tracer notes on shapes; the graph is verified after export
             torch.onnx.export(
                 LastHiddenState(transformer), tuple(sample[n] for n in names), str(raw), input_names=names,
                 output_names=["last_hidden_state"], opset_version=17, dynamo=False,
@@ -341,6 +347,22 @@ class SentenceTransformerEmbedder(_Embedder):
     def _encode(self, texts: list[str]) -> np.ndarray:
         return self._encode_onnx(texts) if self.session is not None else self._encode_pytorch(texts)
 
+    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """The contextual token vectors (last hidden states) of each text, as mean pooling sees them."""
+        if self.session is not None:
+            vectors = []
+            for text in texts:
+                encoded = self.tokenizer([text], truncation=True, max_length=self.model.max_seq_length,
+                                         return_tensors="np")
+                feed = {n: encoded[n].astype(np.int64) for n in ("input_ids", "attention_mask", "token_type_ids")}
+                vectors.append(self.session.run(None, feed)[0][0])
+            return vectors
+        outputs = self.model.encode(list(texts), output_value="token_embeddings", batch_size=self.batch_size,
+                                    convert_to_numpy=False, show_progress_bar=False)
+        lengths = [len(ids) for ids in self.tokenizer(list(texts), truncation=True,
+                                                       max_length=self.model.max_seq_length)["input_ids"]]
+        return [np.asarray(o.float().numpy()[:n], dtype=np.float32) for o, n in zip(outputs, lengths)]
+
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         if not texts:
             return []
@@ -375,8 +397,8 @@ class OnnxMeanPoolingEmbedder(_Embedder):
 
     special_tokens = 2  # [CLS] and [SEP]
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        parts = []
+    def _hidden(self, texts: list[str]):
+        """(token vectors, attention mask) per batch of texts."""
         for offset in range(0, len(texts), self.batch_size):
             encoded = self.tokenizer.encode_batch(texts[offset: offset + self.batch_size])
             ids = np.array([e.ids for e in encoded], dtype=np.int64)
@@ -385,9 +407,17 @@ class OnnxMeanPoolingEmbedder(_Embedder):
             if "token_type_ids" in self.inputs:
                 feed["token_type_ids"] = np.zeros_like(ids)
             (tokens,) = self.session.run([self.token_output], feed)
+            yield tokens, mask
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        parts = []
+        for tokens, mask in self._hidden(texts):
             weights = mask[..., None].astype(np.float32)
             parts.append((tokens * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None))
         return np.concatenate(parts)
+
+    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+        return [row[: int(m.sum())] for tokens, mask in self._hidden(list(texts)) for row, m in zip(tokens, mask)]
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return [len(e.ids) for e in self._plain.encode_batch(list(texts), add_special_tokens=False)]
@@ -413,9 +443,19 @@ class WordLlamaEmbedder(_Embedder):
     def _encode(self, texts: list[str]) -> np.ndarray:
         return self.model.embed(texts, norm=False)
 
-    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+    def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text, without the padding its tokenizer adds to a batch."""
         encoded = self.model.tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        return [len(e.ids) for e in encoded]
+        return [[i for i, m in zip(e.ids, e.attention_mask) if m] for e in encoded]
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return [len(ids) for ids in self._token_ids(texts)]
+
+    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Its static token vectors: rows of the embedding table, one per token."""
+        table = self.model.embedding
+        return [np.asarray(table[np.clip(ids, 0, len(table) - 1)], dtype=np.float32).reshape(len(ids), -1)
+                for ids in self._token_ids(texts)]
 
 
 LOADERS = {ST: SentenceTransformerEmbedder, ONNX_MEAN_POOLING: OnnxMeanPoolingEmbedder, WORDLLAMA: WordLlamaEmbedder}
