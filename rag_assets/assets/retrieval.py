@@ -14,7 +14,7 @@ from rag_assets.lib.stamps import STAMP_FIELDS, stamp_problems
 from rag_assets.partitions import model_strategy_partitions
 from rag_assets.resources import EmbeddingModels, RagSettings
 
-QUERY_COLUMNS = ["query_id", "needle_id", "phrasing", "query_kind", "kind"]
+QUERY_COLUMNS = ["query_id", "needle_id", "phrasing", "query_kind", "kind", "eval_version", "eval_hash"]
 
 
 @asset(group_name="retrieval", partitions_def=model_strategy_partitions)

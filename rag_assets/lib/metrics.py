@@ -1,18 +1,31 @@
 """Retrieval metrics computed in DuckDB with GROUP BY, from one row per query and configuration.
 
-Conventions:
+Conventions (ir_measures and TREC names in brackets):
 
-- A query has one needle. ``hit_rank`` is the 1-based rank of the first retrieved chunk that
-  holds the whole needle in its own document text, or NULL when no chunk of the list holds it.
-- recall@k is the share of queries with at least one chunk holding the needle in the top k
-  (with one relevant item per query TREC calls this success@k). A miss counts as 0: it is in the
-  denominator, never dropped.
-- MRR is the mean over all queries of ``1 / hit_rank``, a miss contributing 0. ``AVG`` over the
-  NULL ranks would drop the misses and inflate the figure (hits at rank 1 and 3 and one miss:
-  MRR 0.44, not 0.67), so every mean here is ``coalesce``-d first.
-- Every proportion carries its Wilson score 95 % interval.
+- A needle query has one needle; the chunks that hold it whole in their own document text are its
+  relevant items. ``hit_rank`` is the 1-based rank of the first of them in the list, or NULL when
+  none is in it; ``relevant_ranks`` are the ranks of all of them within the list, and
+  ``relevant_total`` how many the whole index holds. With BEIR-style judgements the same measures
+  run over documents (chunk ranks rolled up by best chunk) and their relevant documents.
+- recall@k: the share of queries with at least one relevant item in the top k. With one needle per
+  query this is what TREC calls success@k [Success@k], not the share of relevant items retrieved.
+- precision@k: relevant items among the top k, divided by k, averaged over queries [P@k].
+- MRR: the mean over all queries of 1 / hit_rank [RR]. nDCG@10: binary gains over the relevant
+  items, DCG = sum 1/log2(rank + 1) over relevant ranks <= 10, divided by the ideal DCG of
+  min(relevant_total, 10) relevant items at the top [nDCG@10].
+- A miss counts as 0 in every measure: it stays in the denominator, never dropped. ``AVG`` over
+  NULL ranks would drop the misses and inflate the figure (hits at rank 1 and 3 and one miss: MRR
+  0.44, not 0.67), so every mean here is ``coalesce``-d first.
+- Every proportion (recall@k; precision@k over the k x queries slots) carries its Wilson score
+  95 % interval; MRR and nDCG@10, means of per-query values, a normal-approximation 95 %
+  interval (mean +- 1.96 standard errors, clipped to [0, 1]).
 - Out-of-domain queries have no right answer: they stay in ``retrieval_results`` (to calibrate a
   refusal threshold) and are left out of every measure here.
+
+Tables and views: ``retrieval_results`` keeps every evaluation run's rows (``run_id``), never
+overwritten; ``evaluation_runs`` has one row per run with its time and stamps; ``latest_results``
+is the newest run; ``query_measures`` the per-query measures of the newest run, ``metrics`` their
+means by model, revision, strategy, retriever and phrasing, and ``metrics_history`` the same per run.
 """
 
 from __future__ import annotations
@@ -23,6 +36,7 @@ from typing import Sequence
 import duckdb
 
 K_VALUES = (1, 4, 8, 20)
+NDCG_DEPTH = 10
 Z95 = 1.959963984540054
 GROUPABLE = ("model", "revision", "strategy", "retriever", "phrasing")
 
@@ -40,38 +54,101 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
 
 _MACROS = f"""
 CREATE OR REPLACE MACRO wilson_low(x, n) AS
-    ((x / n + {Z95}^2 / (2 * n)) - {Z95} * sqrt((x / n) * (1 - x / n) / n + {Z95}^2 / (4 * n * n)))
-    / (1 + {Z95}^2 / n);
+    greatest(0.0, ((x / n + {Z95}^2 / (2 * n)) - {Z95} * sqrt((x / n) * (1 - x / n) / n + {Z95}^2 / (4 * n * n)))
+    / (1 + {Z95}^2 / n));
 CREATE OR REPLACE MACRO wilson_high(x, n) AS
-    ((x / n + {Z95}^2 / (2 * n)) + {Z95} * sqrt((x / n) * (1 - x / n) / n + {Z95}^2 / (4 * n * n)))
-    / (1 + {Z95}^2 / n);
+    least(1.0, ((x / n + {Z95}^2 / (2 * n)) + {Z95} * sqrt((x / n) * (1 - x / n) / n + {Z95}^2 / (4 * n * n)))
+    / (1 + {Z95}^2 / n));
+CREATE OR REPLACE MACRO mean_low(v) AS greatest(0.0, avg(v) - {Z95} * coalesce(stddev_samp(v), 0) / sqrt(count(v)));
+CREATE OR REPLACE MACRO mean_high(v) AS least(1.0, avg(v) + {Z95} * coalesce(stddev_samp(v), 0) / sqrt(count(v)));
+"""
+
+_QUERY_MEASURES = f"""
+CREATE OR REPLACE VIEW query_measures AS
+SELECT *,
+    {", ".join(f"coalesce(hit_rank <= {k}, false)::INTEGER AS hit_at_{k}" for k in K_VALUES)},
+    {", ".join(f"len(list_filter(coalesce(relevant_ranks, []), lambda r: r <= {k})) AS relevant_at_{k}" for k in K_VALUES)},
+    coalesce(1.0 / hit_rank, 0.0) AS reciprocal_rank,
+    CASE WHEN coalesce(relevant_total, 0) = 0 THEN 0.0 ELSE
+        coalesce(list_sum(list_transform(list_filter(relevant_ranks, lambda r: r <= {NDCG_DEPTH}), lambda r: 1.0 / log2(r + 1))), 0.0)
+        / list_sum(list_transform(range(1, least(relevant_total, {NDCG_DEPTH}) + 1), lambda i: 1.0 / log2(i + 1)))
+    END AS ndcg_at_{NDCG_DEPTH}
+FROM latest_results
+WHERE query_kind <> 'out_of_domain'
 """
 
 
 def _metric_columns() -> str:
     columns = ["count(*) AS queries"]
     for k in K_VALUES:
-        hits = f"count_if(hit_rank <= {k})"
         columns += [
-            f"{hits} / count(*) AS recall_at_{k}",
-            f"wilson_low({hits}, count(*)) AS recall_at_{k}_low",
-            f"wilson_high({hits}, count(*)) AS recall_at_{k}_high",
+            f"avg(hit_at_{k}) AS recall_at_{k}",
+            f"wilson_low(sum(hit_at_{k}), count(*)) AS recall_at_{k}_low",
+            f"wilson_high(sum(hit_at_{k}), count(*)) AS recall_at_{k}_high",
         ]
-    columns.append("avg(coalesce(1.0 / hit_rank, 0.0)) AS mrr")
+    for k in K_VALUES:
+        columns += [
+            f"avg(relevant_at_{k} / {k}) AS precision_at_{k}",
+            f"wilson_low(sum(relevant_at_{k}), {k} * count(*)) AS precision_at_{k}_low",
+            f"wilson_high(sum(relevant_at_{k}), {k} * count(*)) AS precision_at_{k}_high",
+        ]
+    columns += ["avg(reciprocal_rank) AS mrr", "mean_low(reciprocal_rank) AS mrr_low",
+                "mean_high(reciprocal_rank) AS mrr_high",
+                f"avg(ndcg_at_{NDCG_DEPTH}) AS ndcg_at_{NDCG_DEPTH}",
+                f"mean_low(ndcg_at_{NDCG_DEPTH}) AS ndcg_at_{NDCG_DEPTH}_low",
+                f"mean_high(ndcg_at_{NDCG_DEPTH}) AS ndcg_at_{NDCG_DEPTH}_high",
+                "median(latency_ms) AS median_latency_ms"]
     return ",\n    ".join(columns)
 
 
-def write_results(connection: duckdb.DuckDBPyConnection, results) -> None:
-    """Replace ``retrieval_results`` with ``results`` (an Arrow table) and rebuild the views."""
+def create_schema(connection: duckdb.DuckDBPyConnection) -> None:
     connection.execute(_MACROS)
-    connection.register("incoming_results", results)
-    connection.execute("CREATE OR REPLACE TABLE retrieval_results AS SELECT * FROM incoming_results")
-    connection.unregister("incoming_results")
-    group = ", ".join(GROUPABLE)
     connection.execute(
-        f"CREATE OR REPLACE VIEW metrics AS SELECT {group},\n    {_metric_columns()}\n"
-        f"FROM retrieval_results WHERE query_kind <> 'out_of_domain' GROUP BY {group}"
-    )
+        "CREATE TABLE IF NOT EXISTS evaluation_runs (run_id VARCHAR PRIMARY KEY, created_at TIMESTAMP, "
+        "dagster_run_id VARCHAR, eval_version VARCHAR, eval_hash VARCHAR, snapshot_id VARCHAR, "
+        "pipeline_version VARCHAR, configurations INTEGER, queries INTEGER, stamps JSON)")
+
+
+def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | None = None) -> str:
+    """Append ``results`` (an Arrow table) as a new evaluation run and rebuild the views.
+
+    ``run`` adds what the run table records (dagster_run_id, eval_version, eval_hash). Returns the
+    run id. Earlier runs are kept: nothing is overwritten.
+    """
+    import json
+    import uuid
+
+    create_schema(connection)
+    run = dict(run or {})
+    run_id = run.get("run_id") or uuid.uuid4().hex[:16]
+    connection.register("incoming_results", results)
+    exists = connection.sql(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'retrieval_results'").fetchall()[0][0]
+    if exists:
+        connection.execute("INSERT INTO retrieval_results BY NAME SELECT ? AS run_id, * FROM incoming_results", [run_id])
+    else:
+        connection.execute("CREATE TABLE retrieval_results AS SELECT ? AS run_id, * FROM incoming_results", [run_id])
+    stamps = connection.sql(
+        "SELECT DISTINCT model, revision, strategy FROM incoming_results ORDER BY ALL").to_arrow_table().to_pylist()
+    first = connection.sql("SELECT any_value(snapshot_id), any_value(pipeline_version), count(DISTINCT query_id) "
+                           "FROM incoming_results").fetchall()[0] if "snapshot_id" in results.column_names else (None, None, 0)
+    connection.execute(
+        "INSERT INTO evaluation_runs VALUES (?, now(), ?, ?, ?, ?, ?, ?, ?, ?)",
+        [run_id, run.get("dagster_run_id"), run.get("eval_version"), run.get("eval_hash"), first[0], first[1],
+         len(stamps), first[2], json.dumps(stamps)])
+    connection.unregister("incoming_results")
+    connection.execute(
+        "CREATE OR REPLACE VIEW latest_results AS SELECT * FROM retrieval_results WHERE run_id = "
+        "(SELECT run_id FROM evaluation_runs ORDER BY created_at DESC, run_id LIMIT 1)")
+    connection.execute(_QUERY_MEASURES)
+    group = ", ".join(GROUPABLE)
+    connection.execute(f"CREATE OR REPLACE VIEW metrics AS SELECT {group},\n    {_metric_columns()}\n"
+                       f"FROM query_measures GROUP BY {group}")
+    connection.execute(
+        f"CREATE OR REPLACE VIEW metrics_history AS SELECT run_id, {group},\n    "
+        f"avg(coalesce(hit_rank <= 20, false)::INTEGER) AS recall_at_20, avg(coalesce(1.0 / hit_rank, 0.0)) AS mrr, "
+        f"count(*) AS queries\nFROM retrieval_results WHERE query_kind <> 'out_of_domain' GROUP BY run_id, {group}")
+    return run_id
 
 
 def write_chunk_stats(connection: duckdb.DuckDBPyConnection, chunk_tokens, chunk_quality) -> None:
@@ -122,30 +199,26 @@ def format_chunk_stats(table) -> str:
 
 
 def comparison(connection: duckdb.DuckDBPyConnection, by: Sequence[str] = ("model", "strategy", "retriever")):
-    """recall@k with intervals and MRR grouped by the given columns, as an Arrow table."""
+    """recall@k, precision@k, MRR and nDCG@10 with intervals, grouped by the given columns (Arrow)."""
     unknown = [column for column in by if column not in GROUPABLE]
     if unknown or not by:
         raise ValueError(f"cannot group by {', '.join(unknown) or 'nothing'}; choose from {', '.join(GROUPABLE)}")
     group = ", ".join(by)
     return connection.sql(
-        f"SELECT {group},\n    {_metric_columns()}\nFROM retrieval_results WHERE query_kind <> 'out_of_domain'\n"
-        f"GROUP BY {group} ORDER BY {group}"
+        f"SELECT {group},\n    {_metric_columns()}\nFROM query_measures GROUP BY {group} ORDER BY {group}"
     ).to_arrow_table()
 
 
 def format_table(table, digits: int = 3) -> str:
-    """A Markdown table of a comparison: recall@k as 'value [low, high]'."""
-    names = table.column_names
+    """A Markdown table of a comparison: each figure as 'value [low, high]'."""
     rows = table.to_pylist()
-    keys = [n for n in names if n in GROUPABLE]
-    headers = keys + ["queries"] + [f"R@{k}" for k in K_VALUES] + ["MRR"]
+    keys = [n for n in table.column_names if n in GROUPABLE]
+    measures = [(f"recall_at_{k}", f"R@{k}") for k in K_VALUES] + [("precision_at_4", "P@4"), ("mrr", "MRR"),
+                                                                   (f"ndcg_at_{NDCG_DEPTH}", f"nDCG@{NDCG_DEPTH}")]
+    headers = keys + ["queries"] + [label for _, label in measures]
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for row in rows:
         cells = [str(row[k]) for k in keys] + [str(row["queries"])]
-        for k in K_VALUES:
-            cells.append(
-                f"{row[f'recall_at_{k}']:.{digits}f} [{row[f'recall_at_{k}_low']:.2f}, {row[f'recall_at_{k}_high']:.2f}]"
-            )
-        cells.append(f"{row['mrr']:.{digits}f}")
+        cells += [f"{row[m]:.{digits}f} [{row[m + '_low']:.2f}, {row[m + '_high']:.2f}]" for m, _ in measures]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -1,0 +1,54 @@
+"""Paired tests between two configurations that answered the same queries.
+
+- For a proportion at k (recall@k), the exact two-sided sign test on the discordant pairs: the
+  queries one configuration answered within k and the other did not. Under the null hypothesis
+  each discordant pair is a win with probability 1/2, so p = P(|Binomial(n, 1/2) - n/2| >=
+  |wins - n/2|), n = wins + losses. Concordant pairs carry no information about the difference.
+- For MRR, the Wilcoxon signed-rank test (two-sided, zero differences dropped) on the per-query
+  reciprocal ranks, a miss counting as 0; wins and losses count the queries whose reciprocal rank
+  went up or down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from scipy import stats
+
+
+@dataclass(frozen=True)
+class PairedResult:
+    wins: int
+    losses: int
+    ties: int
+    p_value: float
+    test: str
+
+    def label(self) -> str:
+        return f"+{self.wins}/-{self.losses}, p = {self.p_value:.2g}"
+
+
+def sign_test(a: Sequence[int], b: Sequence[int]) -> PairedResult:
+    """Exact two-sided sign test on paired 0/1 outcomes (a and b in the same query order)."""
+    if len(a) != len(b):
+        raise ValueError("paired outcomes need the same queries")
+    wins = sum(1 for x, y in zip(a, b) if x and not y)
+    losses = sum(1 for x, y in zip(a, b) if y and not x)
+    n = wins + losses
+    p = 1.0 if n == 0 else float(stats.binomtest(wins, n, 0.5, alternative="two-sided").pvalue)
+    return PairedResult(wins, losses, len(a) - n, p, "sign test (exact, two-sided)")
+
+
+def wilcoxon_test(a: Sequence[float], b: Sequence[float]) -> PairedResult:
+    """Wilcoxon signed-rank test on paired values (a and b in the same query order)."""
+    if len(a) != len(b):
+        raise ValueError("paired values need the same queries")
+    differences = [x - y for x, y in zip(a, b)]
+    wins = sum(1 for d in differences if d > 0)
+    losses = sum(1 for d in differences if d < 0)
+    if wins + losses == 0:
+        p = 1.0
+    else:
+        p = float(stats.wilcoxon([d for d in differences if d != 0], alternative="two-sided").pvalue)
+    return PairedResult(wins, losses, len(a) - wins - losses, p, "Wilcoxon signed-rank (two-sided)")
