@@ -12,9 +12,10 @@ from rag_assets import __version__
 from rag_assets.lib import paths
 
 
-def _report(home: Path, by: list[str], fmt: str) -> int:
+def _report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
     import duckdb
 
+    from rag_assets.lib.comparisons import format_comparisons
     from rag_assets.lib.metrics import comparison, format_table
 
     database = paths.duckdb_path(home)
@@ -23,10 +24,15 @@ def _report(home: Path, by: list[str], fmt: str) -> int:
         return 1
     with duckdb.connect(str(database), read_only=True) as connection:
         table = comparison(connection, by)
+        tests = connection.sql("SELECT * FROM comparisons").to_arrow_table() if paired else None
     if fmt == "json":
-        print(json.dumps(table.to_pylist(), indent=2))
+        print(json.dumps({"metrics": table.to_pylist(), "comparisons": tests.to_pylist()} if paired
+                         else table.to_pylist(), indent=2, default=str))
     else:
         print(format_table(table))
+        if paired:
+            print("\nPaired tests (strategies on dense; retrievers on boundaries_header):\n")
+            print(format_comparisons(tests))
     return 0
 
 
@@ -44,8 +50,8 @@ def _evaluate(args: argparse.Namespace, home: Path) -> int:
     instance = default_instance(home)
     materialize_all(settings, instance, model_keys=args.models, strategies=args.strategies,
                     progress=lambda line: print(f"rag-assets: {line}", flush=True))
-    print(f"\nresults in {paths.duckdb_path(home)}\n")
-    return _report(home, ["model", "strategy", "retriever"], "table")
+    print(f"\nresults in {paths.duckdb_path(home)}; report in {home / 'report' / 'report.md'}\n")
+    return _report(home, ["model", "strategy", "retriever"], "table", paired=True)
 
 
 def _backfill(args: argparse.Namespace, home: Path) -> int:
@@ -99,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser("report", help="print the comparison table from DuckDB")
     report.add_argument("--by", default="model,strategy,retriever", help="columns to group by, comma-separated")
     report.add_argument("--format", choices=("table", "json"), default="table")
+    report.add_argument("--paired", action="store_true", help="also print the paired tests (table: comparisons)")
 
     ui = commands.add_parser("ui", help="open the Dagster UI on the project (dagster dev)")
     ui.add_argument("--port", type=int, default=3000)
@@ -115,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "backfill":
         return _backfill(args, home)
     if args.command == "report":
-        return _report(home, [c.strip() for c in args.by.split(",") if c.strip()], args.format)
+        return _report(home, [c.strip() for c in args.by.split(",") if c.strip()], args.format, args.paired)
     if args.command == "ui":
         return _ui(args, home)
     parser.print_help()

@@ -2,12 +2,14 @@
 
 import duckdb
 import pyarrow.parquet as pq
+import pytest
 from dagster import DagsterInstance, materialize
 
 from rag_assets.definitions import ASSETS
 from rag_assets.lib import paths
 from rag_assets.lib.chunking import STRATEGIES
 from rag_assets.lib.embedding import MODELS
+from rag_assets.lib.metrics import comparison
 from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
 from rag_assets.runner import materialize_all
 from rag_assets_tests.fakes import FakeEmbeddingModels
@@ -61,6 +63,13 @@ def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
     vectors = pq.read_table(parquet / "embeddings/model=all-MiniLM-L6-v2/strategy=blind/data.parquet")
     assert set(vectors.column("model").to_pylist()) == {"all-MiniLM-L6-v2"}
     assert vectors.schema.field("vector").type.list_size == 384
+    runs = pq.read_table(parquet / "retrieval_runs/model=wordllama/strategy=blind/data.parquet")
+    # one row per query and retriever, a miss kept with a null rank, and the stamp on every row
+    assert {"query_id", "retriever", "chunk_ids", "scores", "distances", "hit_rank", "relevant_ranks",
+            "relevant_total", "latency_ms", "stage_ms", "model", "revision", "dimension", "normalized",
+            "pipeline_version", "extractor_version", "snapshot_id", "strategy"} <= set(runs.column_names)
+    assert runs.schema.field("hit_rank").type == "int64" and runs.schema.field("distances").type.value_type == "double"
+    assert runs.num_rows == 8 * 4  # 6 needle + 2 out-of-domain queries x 4 retrievers
     extracted = pq.read_table(parquet / "extracted_text/data.parquet").to_pylist()
     assert sorted((row["doc_id"], row["status"]) for row in extracted) == [
         ("fridge-notes.txt", "ok"), ("guide/kettles.html", "ok"), ("toasters.html", "ok")]
@@ -82,3 +91,36 @@ def test_missing_corpus_folder_stops_the_first_asset_naming_it(tmp_path, tiny_ne
     error = failure.event_specific_data.error
     assert error.cause.cls_name == "CorpusError"
     assert error.cause.message == f"rag_assets.lib.corpus.CorpusError: corpus folder {missing} does not exist\n"
+
+
+def test_our_measures_agree_with_ir_measures_on_real_retrieval_rows(tmp_path, tiny_corpus, tiny_needles):
+    """recall@k (success@k), MRR and nDCG@10 from DuckDB against ir_measures (pytrec_eval), to 1e-9."""
+    import ir_measures
+    from ir_measures import Qrel, ScoredDoc, Success, RR, nDCG
+
+    settings = _settings(tmp_path, tiny_corpus, tiny_needles)
+    materialize_all(settings, DagsterInstance.ephemeral(), models=EmbeddingModels(), model_keys=["wordllama"],
+                    strategies=["blind", "boundaries_header"], progress=lambda _: None)
+    with duckdb.connect(str(settings.duckdb_path), read_only=True) as connection:
+        rows = connection.sql("SELECT * FROM query_measures").to_arrow_table().to_pylist()
+        ours = {(r["strategy"], r["retriever"]): r
+                for r in comparison(connection, ["strategy", "retriever"]).to_pylist()}
+    measures = [Success @ 1, Success @ 4, Success @ 8, Success @ 20, RR, nDCG @ 10]
+    checked = 0
+    for (strategy, retriever), expected in ours.items():
+        qrels, run = [], []
+        for row in (r for r in rows if (r["strategy"], r["retriever"]) == (strategy, retriever)):
+            query = row["query_id"]
+            relevant = [row["chunk_ids"][rank - 1] for rank in row["relevant_ranks"]]
+            # relevant chunks outside the list (and a needle no chunk holds) still count in the ideal
+            relevant += [f"unretrieved-{i}" for i in range(max(row["relevant_total"], 1) - len(relevant))]
+            qrels += [Qrel(query, doc, 1) for doc in relevant]
+            # scores from ranks, so ties cannot reorder the list
+            run += [ScoredDoc(query, doc, float(len(row["chunk_ids"]) - i)) for i, doc in enumerate(row["chunk_ids"])]
+        theirs = ir_measures.calc_aggregate(measures, qrels, run)
+        for k in (1, 4, 8, 20):
+            assert theirs[Success @ k] == pytest.approx(expected[f"recall_at_{k}"], abs=1e-9)
+        assert theirs[RR] == pytest.approx(expected["mrr"], abs=1e-9)
+        assert theirs[nDCG @ 10] == pytest.approx(expected["ndcg_at_10"], abs=1e-9)
+        checked += 1
+    assert checked == 2 * 4  # two strategies x dense, bm25, hybrid, late_interaction
