@@ -19,13 +19,11 @@ A document's canonical text is its title as a heading, then its text with whites
 from __future__ import annotations
 
 import csv
-import gzip
-import json
 from pathlib import Path
 from typing import Iterator
 
-from rag_assets.lib.evalset import DOCUMENT, NEEDLE, EvalSetError, Query
-from rag_assets.lib.extraction import Extracted, ExtractionError, CanonicalBuilder, fold_whitespace
+from rag_assets.lib.evalset import DOCUMENT, NEEDLE, EvalSetError, Query, json_lines, read_json_lines
+from rag_assets.lib.extraction import CanonicalBuilder, Extracted, ExtractionError, fold_whitespace
 
 CORPUS_NAMES = ("corpus.jsonl", "corpus.jsonl.gz")
 QUERY_PHRASING = "query"
@@ -41,25 +39,6 @@ def corpus_file(folder: Path) -> Path | None:
 
 def is_beir_folder(folder: Path) -> bool:
     return Path(folder).is_dir() and corpus_file(folder) is not None
-
-
-def _lines(path: Path) -> Iterator[tuple[str, dict]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                where = f"{path}:{number}"
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise EvalSetError(f"{where}: not valid JSON ({error.msg})") from error
-                if not isinstance(record, dict):
-                    raise EvalSetError(f"{where}: expected a JSON object")
-                yield where, record
-    except (OSError, EOFError, UnicodeDecodeError) as error:
-        raise EvalSetError(f"{path}: cannot be read ({error})") from error
 
 
 def beir_document(record: dict, where: str) -> tuple[str, Extracted]:
@@ -80,22 +59,7 @@ def beir_document(record: dict, where: str) -> tuple[str, Extracted]:
 
 def iter_corpus(path: Path) -> Iterator[tuple[str, dict | None, str | None]]:
     """(``file:line``, record, None) per document of a corpus file; (``file:line``, None, why) per bad line."""
-    path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path.name}:{number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                yield where, None, f"{where}: not valid JSON ({error.msg})"
-                continue
-            if isinstance(record, dict):
-                yield where, record, None
-            else:
-                yield where, None, f"{where}: expected a JSON object"
+    yield from read_json_lines(Path(path), Path(path).name)
 
 
 def load_judgements(folder: Path, split: str = "test") -> list[Query]:
@@ -113,7 +77,8 @@ def load_judgements(folder: Path, split: str = "test") -> list[Query]:
                 raise EvalSetError(f"{qrels_path}:{number}: expected query-id, corpus-id and an integer score")
             if int(row[2]) > 0:
                 relevant.setdefault(row[0], []).append(row[1])
-    texts = {str(record["_id"]): str(record.get("text", "")) for _, record in _lines(folder / "queries.jsonl")}
+    texts = {str(record["_id"]): str(record.get("text", ""))
+             for _, record in json_lines(folder / "queries.jsonl", "BEIR queries")}
     missing = sorted(set(relevant) - set(texts), key=str)
     if missing:
         raise EvalSetError(f"{qrels_path}: queries {', '.join(missing[:5])} are not in queries.jsonl")
@@ -125,7 +90,7 @@ def load_judgements(folder: Path, split: str = "test") -> list[Query]:
     rationales = folder / f"rationales_{split}.jsonl"
     if rationales.is_file():
         spans: dict[str, list[tuple[str, str]]] = {}
-        for where, record in _lines(rationales):
+        for where, record in json_lines(rationales, "BEIR evidence"):
             qid = str(record.get("query_id"))
             if qid not in relevant:
                 raise EvalSetError(f"{where}: query {qid} has no judgement in qrels/{split}.tsv")

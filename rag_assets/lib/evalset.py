@@ -25,12 +25,13 @@ spans), ``document`` (judged by relevant documents, as in BEIR) or ``out_of_doma
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from rag_assets.lib.extraction import fold_whitespace
 
@@ -68,28 +69,46 @@ class Query:
     relevant_doc_ids: tuple[str, ...] = field(default=())
 
 
-def _json_lines(path: Path, what: str) -> Iterable[tuple[str, dict]]:
-    """(``file:line``, object) for every non-blank line; a malformed line names file and line."""
+def read_json_lines(path: Path, label: str | None = None) -> Iterator[tuple[str, dict | None, str | None]]:
+    """(``file:line``, object, None) per line of a JSON Lines file (gzipped when it ends in .gz), or
+    (``file:line``, None, why) for a line that is not a JSON object; blank lines are skipped.
+    ``label`` names the file in ``file:line`` (default: its path)."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{label or path}:{number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                yield where, None, f"{where}: not valid JSON ({error.msg})"
+                continue
+            if isinstance(record, dict):
+                yield where, record, None
+            else:
+                yield where, None, f"{where}: expected a JSON object"
+
+
+def json_lines(path: Path, what: str) -> Iterator[tuple[str, dict]]:
+    """(``file:line``, object) for every line; a malformed line raises EvalSetError naming file and line."""
     path = Path(path)
     if not path.is_file():
         raise EvalSetError(f"{what} {path} does not exist")
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise EvalSetError(f"{where}: not valid JSON ({error.msg})") from error
-        if not isinstance(record, dict):
-            raise EvalSetError(f"{where}: expected a JSON object")
-        yield where, record
+    try:
+        for where, record, problem in read_json_lines(path):
+            if problem:
+                raise EvalSetError(problem)
+            yield where, record
+    except (OSError, EOFError, UnicodeDecodeError) as error:
+        raise EvalSetError(f"{path}: cannot be read ({error})") from error
 
 
 def load_needles(path: Path) -> list[Needle]:
     """Parse a needle file; a malformed line raises EvalSetError naming the file and line."""
     needles = []
-    for where, record in _json_lines(path, "evaluation set"):
+    for where, record in json_lines(path, "evaluation set"):
         missing = [key for key in ("id", "doc_id", "needle", "questions") if key not in record]
         if missing:
             raise EvalSetError(f"{where}: missing {', '.join(missing)}")
@@ -108,7 +127,7 @@ def load_needles(path: Path) -> list[Needle]:
 
 def load_out_of_domain(path: Path) -> list[OutOfDomainQuery]:
     queries = []
-    for where, record in _json_lines(path, "out-of-domain set"):
+    for where, record in json_lines(path, "out-of-domain set"):
         if not isinstance(record.get("id"), str) or not isinstance(record.get("query"), str):
             raise EvalSetError(f"{where}: needs string 'id' and 'query'")
         kind = record.get("kind", "near")

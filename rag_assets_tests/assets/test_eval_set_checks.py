@@ -4,7 +4,7 @@ import json
 import shutil
 
 import pytest
-from dagster import DagsterInstance, MultiPartitionKey, materialize
+from dagster import DagsterInstance, materialize
 
 from rag_assets.definitions import ASSET_CHECKS, ASSETS
 from rag_assets.resources import ParquetIOManager, RagSettings

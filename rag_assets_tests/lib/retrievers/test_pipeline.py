@@ -1,4 +1,3 @@
-import numpy as np
 import pytest
 
 from rag_assets.lib.evalset import Query
