@@ -40,7 +40,7 @@ def retrieval_metrics(context: AssetExecutionContext, settings: RagSettings) -> 
     with duckdb.connect(str(settings.duckdb_path)) as connection:
         runs = _read(connection, partition_files(home, "retrieval_runs"), RESULT_COLUMNS)
         first = runs.slice(0, 1).to_pylist()[0] if len(runs) else {}
-        run_id = write_results(connection, runs, {"dagster_run_id": context.run_id,
+        run_id = write_results(connection, runs, {"dagster_run_id": context.run.run_id,
                                                   "eval_version": first.get("eval_version"),
                                                   "eval_hash": first.get("eval_hash")})
         write_chunk_stats(connection, _read(connection, partition_files(home, "embeddings"), TOKEN_COLUMNS),
