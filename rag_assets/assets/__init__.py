@@ -1,2 +1,3 @@
 """The graph, one module per stage in the order data flows:
-corpus -> extraction -> evaluation set -> chunks -> embeddings -> retrieval -> metrics."""
+corpus -> extraction -> evaluation (the needle set and its checks) -> chunks -> embeddings ->
+retrieval -> metrics."""

@@ -5,7 +5,7 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import BetaWarning, DataVersion, MetadataValue, ObserveResult, Output, asset, observable_source_asset
 
-from rag_assets.assets.versions import versioned_output
+from rag_assets.asset_support import versioned_output
 from rag_assets.lib.corpus import UNSUPPORTED, scan_corpus, snapshot_id
 from rag_assets.resources import RagSettings
 

@@ -9,7 +9,7 @@ from dagster import (
     Output, asset, asset_check, observable_source_asset,
 )
 
-from rag_assets.assets.partition_files import partition_tables
+from rag_assets.asset_support import partition_tables
 from rag_assets.lib.chunk_report import token_stats
 from rag_assets.lib.chunking import header_of_text
 from rag_assets.lib.embedding import MODELS, ModelUnavailableError, current_revision

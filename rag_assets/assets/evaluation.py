@@ -8,7 +8,7 @@ from rag_assets.lib.evalset import (
     BEIR, NEEDLE_SET, OUT_OF_DOMAIN, content_hash, duplicate_id_problems, expand_queries, heading_problems, load_needles,
     load_out_of_domain, needles_from_rows, occurrence_problems, phrasing_problems, query_rows, set_version,
 )
-from rag_assets.assets.versions import versioned_output
+from rag_assets.asset_support import versioned_output
 from rag_assets.resources import RagSettings
 
 

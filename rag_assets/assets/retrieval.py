@@ -5,7 +5,7 @@ from dagster import (
     Output, asset, asset_check,
 )
 
-from rag_assets.assets.partition_files import partition_tables
+from rag_assets.asset_support import partition_tables
 from rag_assets.lib.embedding import MODELS
 from rag_assets.lib.evalset import NEEDLE, chunks_by_document, queries_from_rows, span_holders
 from rag_assets.lib.judging import judge
