@@ -18,7 +18,7 @@ from rag_assets.lib import paths
 from rag_assets.lib.chunking import STRATEGIES
 from rag_assets.lib.embedding import MODELS
 from rag_assets.partitions import model_partitions
-from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
+from rag_assets.resources import EmbeddingModels, RagSettings
 
 DAGSTER_YAML = """\
 # Written by rag_assets. DuckDB allows one writer per file: the pool of the asset that writes it
@@ -53,9 +53,8 @@ class Runner:
     def __init__(self, settings: RagSettings, instance: DagsterInstance, models: EmbeddingModels | None = None,
                  progress: Callable[[str], None] = print) -> None:
         self.settings, self.instance, self.progress = settings, instance, progress
-        self.resources = {"settings": settings,
-                          "models": models or EmbeddingModels(onnx_dir=str(paths.onnx_dir(Path(settings.home)))),
-                          "io_manager": ParquetIOManager(home=settings.home)}
+        self.definitions = build_definitions(settings, models)
+        self.resources = dict(self.definitions.resources)
 
     def run(self, selection: list[str], partition_key=None, label: str = "", raise_on_error: bool = True):
         self.progress(f"materialising {', '.join(selection)}{' ' + label if label else ''}")
@@ -71,7 +70,7 @@ class Runner:
         if new:
             self.instance.add_dynamic_partitions(model_partitions.name, new)
         self.progress("observing corpus_folder and embedding_model")
-        observe = build_definitions(self.settings, self.resources["models"]).resolve_job_def("observe_inputs")
+        observe = self.definitions.resolve_job_def("observe_inputs")
         observe.execute_in_process(instance=self.instance, run_config=QUIET_RUN_CONFIG)
 
     def model_partitions(self, model: str, strategies: Sequence[str]) -> list:
