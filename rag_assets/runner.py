@@ -117,8 +117,8 @@ def materialize_all(
         f"queries, {evaluation['document_queries']} document queries, {evaluation['out_of_domain_queries']} "
         f"out-of-domain ({evaluation['out_of_domain_near']} near, {evaluation['out_of_domain_off_topic']} off-topic); "
         f"checks: " + ", ".join(
-            f"{c.check_name} {'passed' if c.passed else 'FAILED'}" for c in corpus.get_asset_check_evaluations()
-            if c.asset_key.path == ["eval_set"])
+            f"{c.check_name} {'passed' if c.passed else c.severity.value.lower() if c.severity.value == 'WARN' else 'FAILED'}"
+            for c in corpus.get_asset_check_evaluations() if c.asset_key.path == ["eval_set"])
     )
     for strategy in strategies:
         runner.run(["chunks", "chunk_quality"], strategy, f"[{strategy}]")
