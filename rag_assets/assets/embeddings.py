@@ -10,7 +10,7 @@ from dagster import (
 )
 
 from rag_assets.asset_support import partition_tables
-from rag_assets.lib.chunk_report import token_stats
+from rag_assets.lib.chunk_report import token_stats, truncated
 from rag_assets.lib.chunking import header_of_text
 from rag_assets.lib.embedding import MODELS, ModelUnavailableError, current_revision
 from rag_assets.lib.embedding_cache import EmbeddingCache, embed_with_cache
@@ -87,10 +87,10 @@ def embeddings(
         "tokens": pa.array(tokens, pa.int64()),
         "header_tokens": pa.array(header_tokens, pa.int64()),
         # the encoder silently drops what lies past its window
-        "truncated": pa.array([window is not None and count + model.special_tokens > window for count in tokens]),
+        "truncated": pa.array([truncated(count, model.special_tokens, window) for count in tokens], pa.bool_()),
         **{name: pa.array([value] * len(texts)) for name, value in stamp.items()},
     })
-    stats = token_stats(tokens, header_tokens, model.special_tokens, window or 0)
+    stats = token_stats(tokens, header_tokens, model.special_tokens, window)
     return Output(
         table,
         metadata={

@@ -28,13 +28,18 @@ def answers_destroyed(holders: Mapping[str, set[str]]) -> list[str]:
     return sorted(needle for needle, chunk_ids in holders.items() if not chunk_ids)
 
 
-def token_stats(tokens: Sequence[int], header_tokens: Sequence[int], special_tokens: int, window: int) -> dict:
+def truncated(count: int, special_tokens: int, window: int | None) -> bool:
+    """Whether the encoder drops part of a text of ``count`` tokens (a model without a window never does)."""
+    return window is not None and count + special_tokens > window
+
+
+def token_stats(tokens: Sequence[int], header_tokens: Sequence[int], special_tokens: int, window: int | None) -> dict:
     total = sum(tokens)
     headers = sum(header_tokens)
     return {
         "tokens_embedded": total,
         "header_tokens": headers,
         "header_token_share": headers / total if total else 0.0,
-        "truncated_chunks": sum(1 for count in tokens if count + special_tokens > window),
+        "truncated_chunks": sum(truncated(count, special_tokens, window) for count in tokens),
         "window": window,
     }

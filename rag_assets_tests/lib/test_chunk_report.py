@@ -20,6 +20,8 @@ def test_token_stats_counts_truncation_against_the_window():
     stats = token_stats(tokens=[8, 9, 3], header_tokens=[2, 2, 0], special_tokens=2, window=10)
     assert stats == {"tokens_embedded": 20, "header_tokens": 4, "header_token_share": 0.2,
                      "truncated_chunks": 1, "window": 10}
+    # a model without a window (static word vectors) truncates nothing
+    assert token_stats([8, 900], [0, 0], special_tokens=0, window=None)["truncated_chunks"] == 0
 
 
 def test_chunk_stats_table_per_model_and_strategy():
