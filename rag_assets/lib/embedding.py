@@ -18,6 +18,7 @@ import importlib.metadata
 import logging
 import os
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
@@ -177,11 +178,49 @@ def l2_normalize(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(norms, np.float32(1e-12))
 
 
+class _TokenMemory:
+    """Token vectors kept from the forward pass that embedded a text, for late interaction to reuse
+    instead of running the model again; bounded by a number of token vectors, oldest dropped first."""
+
+    def __init__(self, capacity: int = 400_000) -> None:
+        self.capacity, self.size, self.kept = capacity, 0, OrderedDict()
+
+    def keep(self, text: str, tokens: np.ndarray) -> None:
+        if text in self.kept:
+            return
+        self.kept[text] = tokens
+        self.size += len(tokens)
+        while self.size > self.capacity and self.kept:
+            _, dropped = self.kept.popitem(last=False)
+            self.size -= len(dropped)
+
+    def get(self, text: str) -> np.ndarray | None:
+        return self.kept.get(text)
+
+
 class _Embedder:
-    """What every loader shares: prefixes, normalisation, the dimension check."""
+    """What every loader shares: prefixes, normalisation, the dimension check, kept token vectors."""
 
     spec: ModelSpec
     revision: str
+    _memory: _TokenMemory | None = None
+
+    @property
+    def token_memory(self) -> _TokenMemory:
+        if self._memory is None:
+            self._memory = _TokenMemory()
+        return self._memory
+
+    def _token_vectors(self, texts: list[str]) -> list[np.ndarray]:
+        raise NotImplementedError
+
+    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Per text, its token vectors: kept from the pass that embedded it, else computed now."""
+        found = {text: self.token_memory.get(text) for text in texts}
+        missing = [text for text, tokens in found.items() if tokens is None]
+        if missing:
+            found.update(zip(missing, self._token_vectors(missing)))
+        return [found[text] for text in texts]
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
@@ -335,28 +374,26 @@ class SentenceTransformerEmbedder(_Embedder):
         return self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                  normalize_embeddings=False, show_progress_bar=False)
 
+    def _hidden_onnx(self, text: str) -> np.ndarray:
+        encoded = self.tokenizer([text], truncation=True, max_length=self.model.max_seq_length, return_tensors="np")
+        feed = {name: encoded[name].astype(np.int64) for name in ("input_ids", "attention_mask", "token_type_ids")}
+        return self.session.run(None, feed)[0][0]
+
     def _encode_onnx(self, texts: list[str]) -> np.ndarray:
         vectors = np.zeros((len(texts), self.spec.dimension), dtype=np.float32)
         for index, text in enumerate(texts):  # one at a time: no padding at all
-            encoded = self.tokenizer([text], truncation=True, max_length=self.model.max_seq_length, return_tensors="np")
-            feed = {name: encoded[name].astype(np.int64) for name in ("input_ids", "attention_mask", "token_type_ids")}
-            (hidden,) = self.session.run(None, feed)
-            vectors[index] = hidden[0].mean(axis=0)
+            hidden = self._hidden_onnx(text)
+            self.token_memory.keep(text, hidden)
+            vectors[index] = hidden.mean(axis=0)
         return vectors
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         return self._encode_onnx(texts) if self.session is not None else self._encode_pytorch(texts)
 
-    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+    def _token_vectors(self, texts: list[str]) -> list[np.ndarray]:
         """The contextual token vectors (last hidden states) of each text, as mean pooling sees them."""
         if self.session is not None:
-            vectors = []
-            for text in texts:
-                encoded = self.tokenizer([text], truncation=True, max_length=self.model.max_seq_length,
-                                         return_tensors="np")
-                feed = {n: encoded[n].astype(np.int64) for n in ("input_ids", "attention_mask", "token_type_ids")}
-                vectors.append(self.session.run(None, feed)[0][0])
-            return vectors
+            return [self._hidden_onnx(text) for text in texts]
         outputs = self.model.encode(list(texts), output_value="token_embeddings", batch_size=self.batch_size,
                                     convert_to_numpy=False, show_progress_bar=False)
         lengths = [len(ids) for ids in self.tokenizer(list(texts), truncation=True,
@@ -410,14 +447,17 @@ class OnnxMeanPoolingEmbedder(_Embedder):
             yield tokens, mask
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        parts = []
+        parts, offset = [], 0
         for tokens, mask in self._hidden(texts):
+            for row, m in zip(tokens, mask):
+                self.token_memory.keep(texts[offset], row[: int(m.sum())])
+                offset += 1
             weights = mask[..., None].astype(np.float32)
             parts.append((tokens * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None))
         return np.concatenate(parts)
 
-    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
-        return [row[: int(m.sum())] for tokens, mask in self._hidden(list(texts)) for row, m in zip(tokens, mask)]
+    def _token_vectors(self, texts: list[str]) -> list[np.ndarray]:
+        return [row[: int(m.sum())] for tokens, mask in self._hidden(texts) for row, m in zip(tokens, mask)]
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return [len(e.ids) for e in self._plain.encode_batch(list(texts), add_special_tokens=False)]
@@ -451,7 +491,7 @@ class WordLlamaEmbedder(_Embedder):
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return [len(ids) for ids in self._token_ids(texts)]
 
-    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+    def _token_vectors(self, texts: list[str]) -> list[np.ndarray]:
         """Its static token vectors: rows of the embedding table, one per token."""
         table = self.model.embedding
         return [np.asarray(table[np.clip(ids, 0, len(table) - 1)], dtype=np.float32).reshape(len(ids), -1)

@@ -84,3 +84,15 @@ def test_the_onnx_path_is_the_same_model(tmp_path):
     texts = SENTENCES + ["word " * 400]  # past the 256-token window: both truncate the same way
     cosines = (accelerated.embed(texts) * plain.embed(texts)).sum(axis=1)
     assert cosines.min() >= 0.9999
+
+
+def test_token_vectors_are_kept_from_the_embedding_pass(tmp_path):
+    model = load_model("paraphrase-MiniLM-L3-v2")
+    text = "kept from the same forward pass"
+    assert model.token_memory.get(text) is None
+    vector = model.embed([text])[0]
+    kept = model.token_memory.get(text)
+    assert kept is not None and kept.shape == (model.count_tokens([text])[0] + 2, 384)
+    # the kept vectors are what mean pooling saw, and what a fresh pass computes
+    np.testing.assert_allclose(kept.mean(axis=0) / np.linalg.norm(kept.mean(axis=0)), vector, atol=1e-6)
+    np.testing.assert_allclose(model.token_vectors([text])[0], model._token_vectors([text])[0], atol=1e-5)

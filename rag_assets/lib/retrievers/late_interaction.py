@@ -3,8 +3,10 @@
     score(q, d) = sum over query tokens i of  max over chunk tokens j of  cos(q_i, d_j)
 
 No extra weights: the token vectors are the embedding model's last hidden states (its static
-token vectors for WordLlama), the same ones it mean-pools into the chunk vector. A chunk's token
-vectors are computed once per run, when it first becomes a candidate, and kept for later queries.
+token vectors for WordLlama), the same ones it mean-pools into the chunk vector. The embedder keeps
+them from the forward pass that embedded the chunk, so a chunk embedded in the same process needs
+no second pass; one taken from the embedding cache (or embedded in another process) has its
+token vectors computed when it first becomes a candidate, and kept for later queries.
 """
 
 from __future__ import annotations
