@@ -4,7 +4,7 @@ from dagster import AssetExecutionContext, MetadataValue, Output, asset
 from rag_assets.lib.chunk_report import answers_destroyed, character_stats
 from rag_assets.lib.chunking import STRATEGIES, chunk_document
 from rag_assets.lib.evalset import needle_holders, needles_from_rows
-from rag_assets.lib.extraction import sections_from_rows
+from rag_assets.lib.extraction import canonical_texts, sections_from_rows
 from rag_assets.partitions import strategy_partitions
 
 
@@ -37,7 +37,7 @@ def chunk_quality(
 ) -> Output[pa.Table]:
     """Per strategy: chunk sizes, and the needles no chunk holds whole (answers destroyed)."""
     needles = needles_from_rows(eval_set.to_pylist())
-    documents = {r["doc_id"]: r["text"] for r in extracted_text.to_pylist() if r["status"] == "ok"}
+    documents = canonical_texts(extracted_text.to_pylist())
     holders = needle_holders(needles, chunks.select(["chunk_id", "doc_id", "span_from", "to"]).to_pylist(), documents)
     destroyed = answers_destroyed(holders)
     row = {"strategy": context.partition_key, **character_stats(chunks.column("content").to_pylist()),

@@ -3,12 +3,13 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetIn, MetadataValue, Output, asset, asset_check
 
+from rag_assets.asset_support import versioned_output
 from rag_assets.lib.beir import CORPUS_NAMES, is_beir_folder, load_judgements
 from rag_assets.lib.evalset import (
     BEIR, NEEDLE_SET, OUT_OF_DOMAIN, content_hash, duplicate_id_problems, expand_queries, heading_problems, load_needles,
     load_out_of_domain, needles_from_rows, occurrence_problems, phrasing_problems, query_rows, set_version,
 )
-from rag_assets.asset_support import versioned_output
+from rag_assets.lib.extraction import canonical_texts
 from rag_assets.resources import RagSettings
 
 
@@ -69,7 +70,7 @@ def _ok_documents(extracted_text: pa.Table) -> list[dict]:
 @asset_check(asset=eval_set, blocking=True, additional_ins={"extracted_text": AssetIn()},
              description="Every needle occurs exactly once in the current corpus snapshot (whitespace folded).")
 def needles_occur_once(eval_set: pa.Table, extracted_text: pa.Table) -> AssetCheckResult:
-    documents = {r["doc_id"]: r["text"] for r in _ok_documents(extracted_text)}
+    documents = canonical_texts(extracted_text.to_pylist())
     return _result(occurrence_problems(needles_from_rows(eval_set.to_pylist()), documents),
                    "every needle occurs exactly once, in its own document")
 

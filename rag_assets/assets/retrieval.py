@@ -8,6 +8,7 @@ from dagster import (
 from rag_assets.asset_support import partition_tables
 from rag_assets.lib.embedding import MODELS
 from rag_assets.lib.evalset import NEEDLE, chunks_by_document, queries_from_rows, span_holders
+from rag_assets.lib.extraction import canonical_texts
 from rag_assets.lib.judging import judge
 from rag_assets.lib.retrievers import Index, available, cross_encoder, run_retrievers
 from rag_assets.lib.stamps import STAMP_FIELDS, stamp_problems
@@ -39,7 +40,7 @@ def retrieval_runs(
     if embeddings.column("chunk_id").to_pylist() != chunks.column("chunk_id").to_pylist():
         raise ValueError(f"embeddings {context.partition_key} do not match the current chunks: re-materialise them")
     queries = queries_from_rows(eval_set.to_pylist())
-    documents = {r["doc_id"]: r["text"] for r in extracted_text.to_pylist() if r["status"] == "ok"}
+    documents = canonical_texts(extracted_text.to_pylist())
     chunk_rows = chunks.select(["chunk_id", "doc_id", "span_from", "to"]).to_pylist()
     by_doc = chunks_by_document(chunk_rows)
     chunk_doc = {row["chunk_id"]: row["doc_id"] for row in chunk_rows}

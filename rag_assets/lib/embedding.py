@@ -97,12 +97,6 @@ def files_revision(files: Sequence[Path], root: Path | None = None) -> str:
     return digest.hexdigest()[:16]
 
 
-def model_revision(folder: Path) -> str:
-    """Revision of a sentence-transformers folder: its weight, tokenizer and configuration files."""
-    files = sorted(p for p in Path(folder).rglob("*") if p.is_file() and p.suffix in _REVISION_SUFFIXES)
-    return files_revision(files, Path(folder))
-
-
 def _distribution_file(spec: ModelSpec, package: str, suffix: str) -> Path:
     try:
         distribution = importlib.metadata.distribution(package)

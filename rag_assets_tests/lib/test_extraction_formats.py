@@ -30,26 +30,26 @@ def _sections(row):
     return [(s["path"], s["anchor"], row["text"][s["from"]:s["to"]]) for s in row["sections"]]
 
 
-def test_markdown_headings_tables_code_and_anchors(mixed):
-    row = _extract(mixed, "docs/notes.md")
-    assert row["status"] == "ok" and row["title"] == "Sourdough Notes"
-    assert _sections(row) == [
+@pytest.mark.parametrize("path, title, sections", [
+    # Markdown: GitHub anchors, a table as " | " rows, a fenced code block with its lines
+    ("docs/notes.md", "Sourdough Notes", [
         ("Sourdough Notes", "sourdough-notes", "A starter needs feeding twice a day at room temperature."),
         ("Sourdough Notes > Baking", "baking",
          "Step | Minutes\nPreheat | 45\nBake covered | 20\n\nflour = 500\nwater = 350\n\n"
          "Let the loaf cool for an hour before slicing it."),
-    ]
-
-
-def test_rst_sections_keep_docutils_ids_and_code_indentation(mixed):
-    row = _extract(mixed, "docs/guide.rst")
-    assert row["title"] == "Tent Guide"
-    assert _sections(row) == [
+    ]),
+    # reStructuredText: docutils' section ids, a code block keeping its indentation
+    ("docs/guide.rst", "Tent Guide", [
         ("Tent Guide", "tent-guide", "Pitch the tent on level ground, away from dead branches."),
         ("Tent Guide > Guy lines", "guy-lines",
          "Tighten the guy lines until the fly sheet no longer touches the inner tent.\n\n"
          "stake A -> corner 1\n  stake B -> corner 2"),
-    ]
+    ]),
+])
+def test_markup_sections_anchors_tables_and_code(mixed, path, title, sections):
+    row = _extract(mixed, path)
+    assert row["status"] == "ok" and row["title"] == title
+    assert _sections(row) == sections
 
 
 def test_pdf_keeps_page_numbers_for_citations(mixed):

@@ -1,10 +1,5 @@
 from rag_assets.lib.evalset import Query
-from rag_assets.lib.judging import document_ranking, first_hit_rank, judge
-
-
-def test_first_hit_rank_and_miss():
-    assert first_hit_rank(["a", "b", "c"], {"c", "b"}) == 2
-    assert first_hit_rank(["a", "b"], {"z"}) is None
+from rag_assets.lib.judging import document_ranking, judge
 
 
 CHUNK_DOC = {"a1": "A", "a2": "A", "b1": "B", "c1": "C"}
