@@ -38,7 +38,7 @@ def chunk_quality(
     """Per strategy: chunk sizes, and the needles no chunk holds whole (answers destroyed)."""
     needles = needles_from_rows(eval_set.to_pylist())
     documents = canonical_texts(extracted_text.to_pylist())
-    holders = needle_holders(needles, chunks.select(["chunk_id", "doc_id", "span_from", "to"]).to_pylist(), documents)
+    holders = needle_holders(needles, chunks.select(["chunk_id", "doc_id", "span_start", "end"]).to_pylist(), documents)
     destroyed = answers_destroyed(holders)
     row = {"strategy": context.partition_key, **character_stats(chunks.column("content").to_pylist()),
            "needles": len(needles), "answers_destroyed": len(destroyed), "destroyed_needles": destroyed}

@@ -69,8 +69,8 @@ def embeddings(
     vectors, embedded, reused = embed_with_cache(
         texts, model.embed, cache, BATCH, lambda done, total: context.log.info(f"embedded {done}/{total} new texts"))
     seconds = time.perf_counter() - started
-    headers = [header_of_text(text, span_from, end) for text, span_from, end in
-               zip(texts, chunks.column("span_from").to_pylist(), chunks.column("to").to_pylist())]
+    headers = [header_of_text(text, span_start, end) for text, span_start, end in
+               zip(texts, chunks.column("span_start").to_pylist(), chunks.column("end").to_pylist())]
     tokens = model.count_tokens(texts)
     header_tokens = [count if header else 0 for header, count in zip(headers, model.count_tokens(headers))]
     window = model.window

@@ -17,11 +17,11 @@ C-F chunk each section separately (no chunk spans two sections; a heading is nev
 the first chunk of a section carries no overlap). A and B cut the whole canonical text.
 
 A chunk has two texts. ``content`` is this chunk's own words, quoted back to a user, and is
-exactly ``canonical[from:to]``. ``text`` is what gets embedded: the header (E, F), then the
-document text from ``span_from`` to ``to``, i.e. the overlap tail, the separator that follows it in
-the document, and the content. ``span_from`` is ``max(prev.from, prev.to - overlap)`` for a chunk
+exactly ``canonical[start:end]``. ``text`` is what gets embedded: the header (E, F), then the
+document text from ``span_start`` to ``end``, i.e. the overlap tail, the separator that follows it in
+the document, and the content. ``span_start`` is ``max(prev.start, prev.end - overlap)`` for a chunk
 with an overlap (exactly the last ``overlap`` characters of the previous chunk's content), else
-``from``. A needle counts as retrieved when it lies whole in ``canonical[span_from:to]``: the
+``start``. A needle counts as retrieved when it lies whole in ``canonical[span_start:end]``: the
 header never counts.
 
 Offsets are found in the document (regular-expression matches over the canonical text), never
@@ -83,9 +83,9 @@ class Chunk:
     section: str
     text: str
     content: str
-    start: int  # "from"
-    end: int  # "to"
-    span_from: int
+    start: int  # the content's first character in the canonical text
+    end: int  # one past the content's last character
+    span_start: int
 
     def to_row(self) -> dict:
         return {
@@ -95,9 +95,9 @@ class Chunk:
             "section": self.section,
             "text": self.text,
             "content": self.content,
-            "from": self.start,
-            "to": self.end,
-            "span_from": self.span_from,
+            "start": self.start,
+            "end": self.end,
+            "span_start": self.span_start,
         }
 
 
@@ -181,9 +181,9 @@ def chunk_document(
     for run in _runs(text, sections, strategy, title):
         previous: tuple[int, int] | None = None
         for start, end, section_path in run:
-            span_from = start
+            span_start = start
             if strategy.overlap and previous is not None:
-                span_from = max(previous[0], previous[1] - strategy.overlap)
+                span_start = max(previous[0], previous[1] - strategy.overlap)
             previous = (start, end)
             chunks.append(
                 Chunk(
@@ -191,20 +191,20 @@ def chunk_document(
                     doc_id=doc_id,
                     strategy=strategy.name,
                     section=section_path,
-                    text=(_header(section_path) if strategy.header else "") + text[span_from:end],
+                    text=(_header(section_path) if strategy.header else "") + text[span_start:end],
                     content=text[start:end],
                     start=start,
                     end=end,
-                    span_from=span_from,
+                    span_start=span_start,
                 )
             )
     return chunks
 
 
-def header_of_text(text: str, span_from: int, end: int) -> str:
+def header_of_text(text: str, span_start: int, end: int) -> str:
     """The part of an embedded text that is not document text (empty without a header)."""
-    return text[: len(text) - (end - span_from)]
+    return text[: len(text) - (end - span_start)]
 
 
 def header_of(chunk: Chunk) -> str:
-    return header_of_text(chunk.text, chunk.span_from, chunk.end)
+    return header_of_text(chunk.text, chunk.span_start, chunk.end)

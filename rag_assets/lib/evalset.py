@@ -2,7 +2,7 @@
 
 A needle is a short verbatim sentence of the corpus that occurs exactly once (whitespace folded)
 and is never a heading. Judgements are spans, never chunk ids: a retrieved chunk is correct when
-the needle lies whole inside the document text it embeds, ``canonical[span_from:to]`` (whitespace
+the needle lies whole inside the document text it embeds, ``canonical[span_start:end]`` (whitespace
 folded); a header the chunker copied never counts. One evaluation set thus serves every
 chunking strategy.
 
@@ -220,9 +220,9 @@ def expand_queries(needles: Iterable[Needle], out_of_domain: Iterable[OutOfDomai
     return queries
 
 
-def holds_needle(canonical: str, span_from: int, end: int, needle: str) -> bool:
+def holds_needle(canonical: str, span_start: int, end: int, needle: str) -> bool:
     """True when the document text a chunk embeds contains the whole needle, whitespace folded."""
-    return fold_whitespace(needle) in fold_whitespace(canonical[span_from:end])
+    return fold_whitespace(needle) in fold_whitespace(canonical[span_start:end])
 
 
 def chunks_by_document(chunks: Iterable[Mapping]) -> dict[str, list[Mapping]]:
@@ -237,14 +237,14 @@ def span_holders(
 ) -> set[str]:
     """Ids of the chunks whose document span holds whole at least one of the (doc_id, text) spans.
 
-    Chunks are rows with ``chunk_id``, ``doc_id``, ``span_from`` and ``to``.
+    Chunks are rows with ``chunk_id``, ``doc_id``, ``span_start`` and ``end``.
     """
     holders = set()
     for doc_id, text in spans:
         canonical = documents.get(doc_id, "")
         holders.update(
             chunk["chunk_id"] for chunk in by_doc.get(doc_id, ())
-            if holds_needle(canonical, chunk["span_from"], chunk["to"], text)
+            if holds_needle(canonical, chunk["span_start"], chunk["end"], text)
         )
     return holders
 

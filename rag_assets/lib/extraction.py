@@ -15,10 +15,10 @@ Canonical text rules (every strategy, needle and offset downstream depends on th
   never appear.
 
 Sections: every heading opens a section whose ``path`` is the chain of headings above it and its
-own (``Title > Section > Subsection``). A section's ``from``/``to`` delimit its own body in the
+own (``Title > Section > Subsection``). A section's ``start``/``end`` delimit its own body in the
 canonical text: the paragraphs after its heading and before the next heading (the heading itself
 is not in the body). Text before the first heading forms a section whose path is the title.
-``canonical[from:to]`` is exactly the section's body for every section.
+``canonical[start:end]`` is exactly the section's body for every section.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ class Section:
     heading: str | None  # the heading that opens the section; None for text before the first
     level: int  # 0 for text before the first heading, else the heading level
     anchor: str | None  # HTML id to cite as page.html#anchor
-    start: int  # "from": the body's first character in the canonical text
-    end: int  # "to": one past the body's last character
+    start: int  # the body's first character in the canonical text
+    end: int  # one past the body's last character
 
 
 @dataclass
@@ -394,7 +394,7 @@ def _ok(row: dict, extracted: Extracted) -> dict:
         "title": extracted.title,
         "text": extracted.text,
         "sections": [
-            {"path": s.path, "heading": s.heading, "level": s.level, "anchor": s.anchor, "from": s.start, "to": s.end}
+            {"path": s.path, "heading": s.heading, "level": s.level, "anchor": s.anchor, "start": s.start, "end": s.end}
             for s in extracted.sections
         ],
         "status": "ok",
@@ -460,7 +460,7 @@ def canonical_texts(rows) -> dict[str, str]:
 def sections_from_rows(rows: list[dict]) -> list[Section]:
     return [
         Section(path=r["path"], heading=r["heading"], level=r["level"], anchor=r["anchor"],
-                start=r["from"], end=r["to"])
+                start=r["start"], end=r["end"])
         for r in rows
     ]
 

@@ -81,7 +81,7 @@ def test_blind_overlap_carries_exactly_the_last_characters_of_the_previous_chunk
     text = "".join(chr(ord("a") + i % 26) for i in range(25))
     chunks = chunk_document("d", "T", text, _sections(text), Strategy("b", target=10, overlap=4))
     # contents [0:10) [10:20) [20:25); each later chunk embeds the last 4 characters of the one before
-    assert [(c.span_from, c.start, c.end) for c in chunks] == [(0, 0, 10), (6, 10, 20), (16, 20, 25)]
+    assert [(c.span_start, c.start, c.end) for c in chunks] == [(0, 0, 10), (6, 10, 20), (16, 20, 25)]
     assert chunks[1].text == text[6:10] + chunks[1].content == "ghij" + "klmnopqrst"
     assert chunks[2].text == chunks[1].content[-4:] + chunks[2].content
 
@@ -95,10 +95,10 @@ def test_boundary_overlap_stays_in_its_section_and_keeps_the_separator(tiny_corp
         by_section.setdefault(chunk.section, []).append(chunk)
     for section_chunks in by_section.values():
         first, *rest = section_chunks
-        assert first.span_from == first.start  # no overlap across a section boundary
+        assert first.span_start == first.start  # no overlap across a section boundary
         for previous, chunk in zip(section_chunks, rest):
             tail = previous.content[-64:]
-            assert chunk.span_from == previous.end - len(tail)
+            assert chunk.span_start == previous.end - len(tail)
             # header, then the tail, the document's own separator, then the content
             assert chunk.text == f"[{chunk.section}]\n" + tail + extracted.text[previous.end:chunk.start] + chunk.content
             assert header_of(chunk) == f"[{chunk.section}]\n"
@@ -136,14 +136,14 @@ def test_offsets_slice_back_and_cover_every_character_once(blocks, base, target,
         assert text[chunk.start:chunk.end] == chunk.content
         assert chunk.content.strip()
         assert len(chunk.content) <= target
-        assert chunk.text == header_of(chunk) + text[chunk.span_from:chunk.end]
+        assert chunk.text == header_of(chunk) + text[chunk.span_start:chunk.end]
         assert header_of(chunk) == (f"[{chunk.section}]\n" if strategy.header else "")
         same_run = previous is not None and (not strategy.boundaries or _section_index(extracted, previous)
                                              == _section_index(extracted, chunk))
         if strategy.overlap and same_run:
-            assert chunk.span_from == max(previous.start, previous.end - strategy.overlap)
+            assert chunk.span_start == max(previous.start, previous.end - strategy.overlap)
         else:
-            assert chunk.span_from == chunk.start
+            assert chunk.span_start == chunk.start
         previous = chunk
         for i in range(chunk.start, chunk.end):
             covered[i] += 1

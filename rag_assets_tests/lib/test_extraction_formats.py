@@ -27,7 +27,7 @@ def _extract(folder, path, max_bytes=10_000_000):
 
 
 def _sections(row):
-    return [(s["path"], s["anchor"], row["text"][s["from"]:s["to"]]) for s in row["sections"]]
+    return [(s["path"], s["anchor"], row["text"][s["start"]:s["end"]]) for s in row["sections"]]
 
 
 @pytest.mark.parametrize("path, title, sections", [
