@@ -1,13 +1,15 @@
-"""Small helpers the assets share: content-versioned outputs, and the Parquet of a check's partition."""
+"""Small helpers the assets share: content-versioned outputs, the Parquet of a check's partition, and
+lib figures as metadata."""
 
 import warnings
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from dagster import BetaWarning, DataVersion, Output
+from dagster import BetaWarning, DataVersion, MetadataValue, Output
 
 from rag_assets.lib import paths
+from rag_assets.partitions import dimensions_of, model_strategy_partitions
 
 
 def versioned_output(value, version: str, metadata: dict) -> Output:
@@ -18,7 +20,7 @@ def versioned_output(value, version: str, metadata: dict) -> Output:
 
 
 def partition_tables(context, home: str, asset: str) -> list[tuple[str, pa.Table]]:
-    """(partition label, table) for the run's partition, or for every materialised partition.
+    """(partition label, table) of a model x strategy asset: the run's partition, or every materialised one.
 
     A check on a partitioned asset cannot load "its" partition as an input (Dagster would load
     every partition), so it reads the file of the run's partition itself; run without a partition
@@ -27,8 +29,18 @@ def partition_tables(context, home: str, asset: str) -> list[tuple[str, pa.Table
     op = context.op_execution_context
     if op.has_partition_key:
         key = op.partition_key
-        dimensions = sorted(key.keys_by_dimension.items()) if hasattr(key, "keys_by_dimension") else None
-        path = paths.partition_path(Path(home), asset, dimensions)
+        path = paths.partition_path(Path(home), asset, dimensions_of(model_strategy_partitions, key))
         return [(str(key), pq.read_table(path))]
     root = paths.parquet_root(Path(home)) / asset
     return [(str(path.parent.relative_to(root)), pq.read_table(path)) for path in paths.partition_files(Path(home), asset)]
+
+
+def as_metadata(figures: dict) -> dict:
+    """A lib function's figures as Dagster metadata: dicts and lists as JSON, the rest as they are."""
+    return {key: MetadataValue.json(value) if isinstance(value, (dict, list)) else value
+            for key, value in figures.items()}
+
+
+def snapshot_of(corpus_snapshot: pa.Table) -> dict:
+    """The stamp fields a corpus snapshot pins: {"snapshot_id": ...}."""
+    return {"snapshot_id": corpus_snapshot.column("snapshot_id")[0].as_py() if len(corpus_snapshot) else None}

@@ -15,7 +15,7 @@ from rag_assets.lib import paths
 def _report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
     import duckdb
 
-    from rag_assets.lib.comparisons import format_comparisons
+    from rag_assets.lib.comparisons import comparisons_heading, format_comparisons
     from rag_assets.lib.metrics import comparison, format_table
 
     database = paths.duckdb_path(home)
@@ -31,9 +31,29 @@ def _report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
     else:
         print(format_table(table))
         if paired:
-            print("\nPaired tests (strategies on dense; retrievers on boundaries_header):\n")
+            print(f"\n{comparisons_heading()}:\n")
             print(format_comparisons(tests))
     return 0
+
+
+def _progress(line: str) -> None:
+    print(f"rag-assets: {line}", flush=True)
+
+
+def _print_inputs(outcome) -> None:
+    """The corpus and evaluation set a run was built on, and the evaluation set's checks."""
+    extraction, evaluation = outcome.extraction, outcome.eval_set
+    _progress(f"extracted_text: {extraction['documents']} documents ({extraction['documents_ok']} ok, "
+              f"{extraction['documents_failed']} failed), {extraction['characters']} characters, "
+              f"{extraction['sections']} sections")
+    for doc_id, reason in extraction["failed"].items():
+        _progress(f"  failed: {doc_id}: {reason}")
+    checks = ", ".join(f"{c.name} {c.verdict}" for c in outcome.checks if c.asset == "eval_set")
+    _progress(
+        f"eval_set {evaluation['version']}: {evaluation['needles']} needles, {evaluation['needle_queries']} needle "
+        f"queries, {evaluation['document_queries']} document queries, {evaluation['out_of_domain_queries']} "
+        f"out-of-domain ({evaluation['out_of_domain_near']} near, {evaluation['out_of_domain_off_topic']} off-topic); "
+        f"checks: {checks}")
 
 
 def _evaluate(args: argparse.Namespace, home: Path) -> int:
@@ -48,8 +68,8 @@ def _evaluate(args: argparse.Namespace, home: Path) -> int:
         beir_split=args.beir_split,
     )
     instance = default_instance(home)
-    materialize_all(settings, instance, model_keys=args.models, strategies=args.strategies,
-                    progress=lambda line: print(f"rag-assets: {line}", flush=True))
+    outcome = materialize_all(settings, instance, model_keys=args.models, strategies=args.strategies, progress=_progress)
+    _print_inputs(outcome)
     print(f"\nresults in {paths.duckdb_path(home)}; report in {home / 'report' / 'report.md'}\n")
     return _report(home, ["model", "strategy", "retriever"], "table", paired=True)
 
@@ -61,8 +81,7 @@ def _backfill(args: argparse.Namespace, home: Path) -> int:
     settings = RagSettings(home=str(home), corpus_dir=str(Path(args.corpus).resolve()),
                            eval_set=str(Path(args.eval_set).resolve()),
                            out_of_domain=str(Path(args.out_of_domain).resolve()) if args.out_of_domain else "")
-    backfill_model(settings, default_instance(home), args.model,
-                   progress=lambda line: print(f"rag-assets: {line}", flush=True))
+    backfill_model(settings, default_instance(home), args.model, progress=_progress)
     return _report(home, ["model", "strategy", "retriever"], "table")
 
 

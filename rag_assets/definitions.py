@@ -15,7 +15,7 @@ from rag_assets.assets.metrics import metrics_stamps_agree, retrieval_metrics
 from rag_assets.assets.retrieval import retrieval_runs, retrieval_stamps_agree
 from rag_assets.lib import paths
 from rag_assets.lib.embedding import MODELS
-from rag_assets.partitions import model_partitions
+from rag_assets.partitions import missing_model_partitions, model_partitions
 from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
 
 ASSETS = [
@@ -41,8 +41,7 @@ input_observation = ScheduleDefinition(
 @sensor(minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING)
 def model_registry(context) -> SensorResult:
     """Adds a model partition for every entry of the model registry that has none yet."""
-    existing = set(context.instance.get_dynamic_partitions(model_partitions.name))
-    new = [key for key in MODELS if key not in existing]
+    new = missing_model_partitions(context.instance, MODELS)
     return SensorResult(dynamic_partitions_requests=[model_partitions.build_add_request(new)] if new else [])
 
 

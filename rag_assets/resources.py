@@ -12,6 +12,8 @@ from pydantic import Field
 
 from rag_assets.lib import paths
 from rag_assets.lib.embedding import MODELS, Embedder, current_revision, load_model
+from rag_assets.lib.schemas import check_table
+from rag_assets.partitions import dimensions_of
 
 
 class RagSettings(ConfigurableResource):
@@ -56,24 +58,6 @@ class RagSettings(ConfigurableResource):
         return paths.duckdb_path(Path(self.home))
 
 
-def _single_dimension_name(context: InputContext | OutputContext) -> str:
-    """The name of a one-dimensional partitioning, from the asset's ``partition_dimension`` metadata."""
-    output = context.upstream_output if isinstance(context, InputContext) else context
-    metadata = (output.definition_metadata if output is not None else None) or {}
-    value = metadata.get("partition_dimension", "partition")
-    return getattr(value, "value", value)
-
-
-def partition_dimensions(context: InputContext | OutputContext, partition_key: str) -> list[tuple[str, str]]:
-    """(dimension, key) pairs of a partition key, in the partitions definition's order."""
-    partitions_def = context.asset_partitions_def
-    dimensions = getattr(partitions_def, "partitions_defs", None)
-    if dimensions is None:
-        return [(_single_dimension_name(context), partition_key)]
-    by_dimension = partitions_def.get_partition_key_from_str(partition_key).keys_by_dimension
-    return [(d.name, by_dimension[d.name]) for d in dimensions]
-
-
 class ParquetIOManager(ConfigurableIOManager):
     """Arrow tables as Parquet files, one per partition, in Hive layout under home/parquet.
 
@@ -85,12 +69,13 @@ class ParquetIOManager(ConfigurableIOManager):
     home: str = Field(default_factory=lambda: str(paths.storage_home()))
 
     def _path(self, context: InputContext | OutputContext, partition_key: str | None) -> Path:
-        dimensions = None if partition_key is None else partition_dimensions(context, partition_key)
+        dimensions = None if partition_key is None else dimensions_of(context.asset_partitions_def, partition_key)
         return paths.partition_path(Path(self.home), "/".join(context.asset_key.path), dimensions)
 
     def handle_output(self, context: OutputContext, obj: pa.Table) -> None:
         key = context.asset_partition_key if context.has_asset_partitions else None
         path = self._path(context, key)
+        check_table(context.asset_key.path[-1], obj)
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         pq.write_table(obj, temporary)
@@ -136,3 +121,7 @@ class EmbeddingModels(ConfigurableResource):
     def installed_revision(self, key: str) -> str:
         """The revision of the weights installed now, computed from the files without loading them."""
         return current_revision(MODELS[key])
+
+    def installed_revisions(self, stamps) -> dict[str, str]:
+        """{model: installed revision} for every registered model the stamps name."""
+        return {key: self.installed_revision(key) for key in MODELS if key in {s["model"] for s in stamps}}

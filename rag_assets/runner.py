@@ -8,16 +8,17 @@ recorded in the instance under ``$RAG_ASSETS_HOME/dagster``, which the UI reads 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from dagster import DagsterInstance, MultiPartitionKey, materialize
+from dagster import DagsterInstance, materialize
 
 from rag_assets.definitions import ASSET_CHECKS, ASSETS, build_definitions
 from rag_assets.lib import paths
 from rag_assets.lib.chunking import STRATEGIES
 from rag_assets.lib.embedding import MODELS
-from rag_assets.partitions import model_partitions
+from rag_assets.partitions import MODEL, STRATEGY, add_model_partitions, model_strategy_key
 from rag_assets.resources import EmbeddingModels, RagSettings
 
 DAGSTER_YAML = """\
@@ -47,6 +48,39 @@ def default_instance(home: Path) -> DagsterInstance:
     return DagsterInstance.get()
 
 
+@dataclass
+class CheckOutcome:
+    asset: str
+    name: str
+    passed: bool
+    severity: str  # "ERROR" or "WARN"
+
+    @property
+    def verdict(self) -> str:
+        return "passed" if self.passed else "warn" if self.severity == "WARN" else "FAILED"
+
+
+@dataclass
+class EvaluationOutcome:
+    """What a whole evaluation materialised: the inputs' summaries (from the assets' own metadata)
+    and every check result, for the command line to print."""
+
+    extraction: dict = field(default_factory=dict)
+    eval_set: dict = field(default_factory=dict)
+    checks: list[CheckOutcome] = field(default_factory=list)
+    partitions: list[str] = field(default_factory=list)
+
+
+def _metadata(result, asset: str) -> dict:
+    materializations = result.asset_materializations_for_node(asset)
+    return {k: v.value for k, v in materializations[0].metadata.items()} if materializations else {}
+
+
+def _checks(result) -> list[CheckOutcome]:
+    return [CheckOutcome(c.asset_key.to_user_string(), c.check_name, c.passed, c.severity.value)
+            for c in result.get_asset_check_evaluations()]
+
+
 class Runner:
     """Materialises parts of the graph into one instance, one partition key per run."""
 
@@ -65,24 +99,20 @@ class Runner:
 
     def observe_inputs(self, model_keys: Sequence[str]) -> None:
         """Register model partitions, then observe the corpus folder and the models' weights."""
-        existing = set(self.instance.get_dynamic_partitions(model_partitions.name))
-        new = [key for key in model_keys if key not in existing]
-        if new:
-            self.instance.add_dynamic_partitions(model_partitions.name, new)
+        add_model_partitions(self.instance, model_keys)
         self.progress("observing corpus_folder and embedding_model")
         observe = self.definitions.resolve_job_def("observe_inputs")
         observe.execute_in_process(instance=self.instance, run_config=QUIET_RUN_CONFIG)
 
     def model_partitions(self, model: str, strategies: Sequence[str]) -> list:
         return [
-            self.run(["embeddings", "retrieval_runs"], MultiPartitionKey({"model": model, "strategy": strategy}),
-                     f"[{model} x {strategy}]")
+            self.run(["embeddings", "retrieval_runs"], model_strategy_key(model, strategy), f"[{model} x {strategy}]")
             for strategy in strategies
         ]
 
 
 def _check(model_keys: Sequence[str], strategies: Sequence[str]) -> None:
-    for name, keys, known in (("model", model_keys, MODELS), ("strategy", strategies, STRATEGIES)):
+    for name, keys, known in ((MODEL, model_keys, MODELS), (STRATEGY, strategies, STRATEGIES)):
         unknown = [key for key in keys if key not in known]
         if unknown:
             raise ValueError(f"unknown {name} {', '.join(unknown)}; registered: {', '.join(known)}")
@@ -95,7 +125,7 @@ def materialize_all(
     model_keys: Sequence[str] | None = None,
     strategies: Sequence[str] | None = None,
     progress: Callable[[str], None] = print,
-) -> None:
+) -> EvaluationOutcome:
     """Run corpus -> metrics for the given models and strategies (default: all registered)."""
     model_keys = list(model_keys or MODELS)
     strategies = list(strategies or STRATEGIES)
@@ -103,28 +133,16 @@ def materialize_all(
     runner = Runner(settings, instance, models, progress)
     runner.observe_inputs(model_keys)
     corpus = runner.run(["corpus_snapshot", "extracted_text", "eval_set"])
-    extraction = {k: v.value for k, v in corpus.asset_materializations_for_node("extracted_text")[0].metadata.items()}
-    progress(
-        f"extracted_text: {extraction['documents']} documents ({extraction['documents_ok']} ok, "
-        f"{extraction['documents_failed']} failed), {extraction['characters']} characters, "
-        f"{extraction['sections']} sections"
-    )
-    for doc_id, reason in extraction["failed"].items():
-        progress(f"  failed: {doc_id}: {reason}")
-    evaluation = {k: v.value for k, v in corpus.asset_materializations_for_node("eval_set")[0].metadata.items()}
-    progress(
-        f"eval_set {evaluation['version']}: {evaluation['needles']} needles, {evaluation['needle_queries']} needle "
-        f"queries, {evaluation['document_queries']} document queries, {evaluation['out_of_domain_queries']} "
-        f"out-of-domain ({evaluation['out_of_domain_near']} near, {evaluation['out_of_domain_off_topic']} off-topic); "
-        f"checks: " + ", ".join(
-            f"{c.check_name} {'passed' if c.passed else c.severity.value.lower() if c.severity.value == 'WARN' else 'FAILED'}"
-            for c in corpus.get_asset_check_evaluations() if c.asset_key.path == ["eval_set"])
-    )
+    outcome = EvaluationOutcome(extraction=_metadata(corpus, "extracted_text"), eval_set=_metadata(corpus, "eval_set"),
+                                checks=_checks(corpus))
     for strategy in strategies:
-        runner.run(["chunks", "chunk_quality"], strategy, f"[{strategy}]")
+        outcome.checks += _checks(runner.run(["chunks", "chunk_quality"], strategy, f"[{strategy}]"))
     for model in model_keys:
-        runner.model_partitions(model, strategies)
-    runner.run(["retrieval_metrics"])
+        for result in runner.model_partitions(model, strategies):
+            outcome.checks += _checks(result)
+        outcome.partitions += [f"{model} x {strategy}" for strategy in strategies]
+    outcome.checks += _checks(runner.run(["retrieval_metrics"]))
+    return outcome
 
 
 def backfill_model(
@@ -134,7 +152,7 @@ def backfill_model(
     models: EmbeddingModels | None = None,
     strategies: Sequence[str] | None = None,
     progress: Callable[[str], None] = print,
-) -> None:
+) -> EvaluationOutcome:
     """Bring one model up to date after its weights changed (or it was just added): observe its
     weights, rebuild its embeddings and retrieval partitions for every strategy, then the metrics.
 
@@ -144,5 +162,8 @@ def backfill_model(
     _check([model], strategies)
     runner = Runner(settings, instance, models, progress)
     runner.observe_inputs([model])
-    runner.model_partitions(model, strategies)
-    runner.run(["retrieval_metrics"])
+    outcome = EvaluationOutcome(partitions=[f"{model} x {strategy}" for strategy in strategies])
+    for result in runner.model_partitions(model, strategies):
+        outcome.checks += _checks(result)
+    outcome.checks += _checks(runner.run(["retrieval_metrics"]))
+    return outcome

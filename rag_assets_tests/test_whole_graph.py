@@ -49,7 +49,7 @@ def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
         assert stamps == [("all-MiniLM-L6-v2", 384), ("paraphrase-MiniLM-L3-v2", 384), ("wordllama", 256)]
         metrics = connection.sql("SELECT * FROM metrics ORDER BY strategy, phrasing").to_arrow_table().to_pylist()
         assert len(metrics) == 2 * len(STRATEGIES) * len(MODELS) * 4 and all(m["queries"] == 3 for m in metrics)
-        assert all(m["recall_at_20"] == 1.0 for m in metrics if m["retriever"] != "bm25")
+        assert all(m["success_at_20"] == 1.0 for m in metrics if m["retriever"] != "bm25")
         costs = {row["strategy"]: row for row in connection.sql(
             "SELECT * FROM chunk_stats WHERE model = 'all-MiniLM-L6-v2'").to_arrow_table().to_pylist()}
         assert set(costs) == set(STRATEGIES)
@@ -94,7 +94,7 @@ def test_missing_corpus_folder_stops_the_first_asset_naming_it(tmp_path, tiny_ne
 
 
 def test_our_measures_agree_with_ir_measures_on_real_retrieval_rows(tmp_path, tiny_corpus, tiny_needles):
-    """recall@k (success@k), MRR and nDCG@10 from DuckDB against ir_measures (pytrec_eval), to 1e-9."""
+    """success@k (= recall@k for one needle), MRR and nDCG@10 from DuckDB against ir_measures (pytrec_eval), to 1e-9."""
     import ir_measures
     from ir_measures import Qrel, ScoredDoc, Success, RR, nDCG
 
@@ -119,7 +119,7 @@ def test_our_measures_agree_with_ir_measures_on_real_retrieval_rows(tmp_path, ti
             run += [ScoredDoc(query, doc, float(len(row["chunk_ids"]) - i)) for i, doc in enumerate(row["chunk_ids"])]
         theirs = ir_measures.calc_aggregate(measures, qrels, run)
         for k in (1, 4, 8, 20):
-            assert theirs[Success @ k] == pytest.approx(expected[f"recall_at_{k}"], abs=1e-9)
+            assert theirs[Success @ k] == pytest.approx(expected[f"success_at_{k}"], abs=1e-9)
         assert theirs[RR] == pytest.approx(expected["mrr"], abs=1e-9)
         assert theirs[nDCG @ 10] == pytest.approx(expected["ndcg_at_10"], abs=1e-9)
         checked += 1

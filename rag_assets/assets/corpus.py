@@ -7,6 +7,7 @@ from dagster import BetaWarning, DataVersion, MetadataValue, ObserveResult, Outp
 
 from rag_assets.asset_support import versioned_output
 from rag_assets.lib.corpus import UNSUPPORTED, scan_corpus, snapshot_id
+from rag_assets.lib.schemas import CORPUS_SNAPSHOT, table_from_rows
 from rag_assets.resources import RagSettings
 
 
@@ -42,7 +43,7 @@ def corpus_snapshot(settings: RagSettings) -> Output[pa.Table]:
     for entry in entries:
         formats[entry.format] = formats.get(entry.format, 0) + 1
     return versioned_output(
-        pa.Table.from_pylist(rows),
+        table_from_rows(CORPUS_SNAPSHOT, rows, "corpus_snapshot"),
         snapshot,
         {
             "snapshot_id": snapshot,

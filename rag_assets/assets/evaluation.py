@@ -3,13 +3,14 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetIn, MetadataValue, Output, asset, asset_check
 
-from rag_assets.asset_support import versioned_output
-from rag_assets.lib.beir import CORPUS_NAMES, is_beir_folder, load_judgements
+from rag_assets.asset_support import as_metadata, versioned_output
+from rag_assets.lib.documents import canonical_texts
+from rag_assets.lib.eval_sources import load_eval_set
 from rag_assets.lib.evalset import (
-    BEIR, NEEDLE_SET, OUT_OF_DOMAIN, content_hash, duplicate_id_problems, expand_queries, heading_problems, load_needles,
-    load_out_of_domain, needles_from_rows, occurrence_problems, phrasing_problems, query_rows, set_version,
+    NEEDLE_SET, OUT_OF_DOMAIN, duplicate_id_problems, heading_problems, needles_from_rows, occurrence_problems,
+    phrasing_problems,
 )
-from rag_assets.lib.extraction import canonical_texts
+from rag_assets.lib.schemas import EVAL_SET, table_from_rows
 from rag_assets.resources import RagSettings
 
 
@@ -21,38 +22,10 @@ def eval_set(settings: RagSettings) -> Output[pa.Table]:
     depends on the extracted text so that a changed corpus re-runs them. Its data version is the
     hash of its files, so re-checking an unchanged set stales nothing.
     """
-    source = Path(settings.eval_set)
-    out_of_domain_files = [Path(settings.out_of_domain)] if settings.out_of_domain else []
-    out_of_domain = load_out_of_domain(out_of_domain_files[0]) if out_of_domain_files else []
-    kinds = {o.id: o.kind for o in out_of_domain}
-    if is_beir_folder(source):
-        files = [p for p in sorted(source.rglob("*")) if p.is_file() and p.name not in CORPUS_NAMES]
-        needles = []
-        queries = load_judgements(source, settings.beir_split) + expand_queries([], out_of_domain)
-        origin = BEIR
-    else:
-        files = [source]
-        needles = load_needles(source)
-        queries = expand_queries(needles, out_of_domain)
-        kinds |= {n.id: n.kind for n in needles}
-        origin = NEEDLE_SET
-    files += out_of_domain_files
-    version, digest = set_version(files[0]), content_hash(files)
-    rows = query_rows(queries, kinds, version, digest, origin)
-    return versioned_output(
-        pa.Table.from_pylist(rows),
-        digest,
-        {
-            "version": version, "content_hash": digest, "source": origin, "needles": len(needles),
-            "needle_queries": sum(r["query_kind"] == "needle" for r in rows),
-            "document_queries": sum(r["query_kind"] == "document" for r in rows),
-            "out_of_domain_queries": len(out_of_domain),
-            "out_of_domain_near": sum(o.kind == "near" for o in out_of_domain),
-            "out_of_domain_off_topic": sum(o.kind == "off_topic" for o in out_of_domain),
-            "needle_kinds": MetadataValue.json({k: sum(n.kind == k for n in needles) for k in sorted({n.kind for n in needles})}),
-            "files": MetadataValue.json([str(f) for f in files]),
-        },
-    )
+    loaded = load_eval_set(Path(settings.eval_set), Path(settings.out_of_domain) if settings.out_of_domain else None,
+                           settings.beir_split)
+    return versioned_output(table_from_rows(EVAL_SET, loaded.rows, "eval_set"), loaded.digest,
+                            as_metadata(loaded.summary()))
 
 
 def _result(problems: list[str], passed_text: str, severity=AssetCheckSeverity.ERROR) -> AssetCheckResult:

@@ -3,7 +3,8 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, Output, asset, asset_check
 
-from rag_assets.lib.extraction import extract_entry, extraction_summary
+from rag_assets.lib.documents import extract_entry, extraction_summary
+from rag_assets.lib.schemas import EXTRACTED_TEXT, table_from_rows
 from rag_assets.resources import RagSettings
 
 
@@ -18,7 +19,7 @@ def extracted_text(settings: RagSettings, corpus_snapshot: pa.Table) -> Output[p
     ]
     summary = extraction_summary(rows)
     return Output(
-        pa.Table.from_pylist(rows),
+        table_from_rows(EXTRACTED_TEXT, rows, "extracted_text"),
         metadata={
             "documents": summary["documents"],
             "documents_ok": summary["ok"],

@@ -22,16 +22,18 @@ import csv
 from pathlib import Path
 from typing import Iterator
 
-from rag_assets.lib.evalset import DOCUMENT, NEEDLE, EvalSetError, Query, json_lines, read_json_lines
-from rag_assets.lib.extraction import CanonicalBuilder, Extracted, ExtractionError, fold_whitespace
+from rag_assets.lib.canonical import CanonicalBuilder, Extracted, fold_whitespace
+from rag_assets.lib.corpus import BEIR_CORPUS_FILES
+from rag_assets.lib.evalset import DOCUMENT, NEEDLE, EvalSetError, Query, json_lines
+from rag_assets.lib.extraction import ExtractionError
+from rag_assets.lib.jsonl import read_json_lines
 
-CORPUS_NAMES = ("corpus.jsonl", "corpus.jsonl.gz")
 QUERY_PHRASING = "query"
 EVIDENCE_PHRASING = "evidence"
 
 
 def corpus_file(folder: Path) -> Path | None:
-    for name in CORPUS_NAMES:
+    for name in BEIR_CORPUS_FILES:
         if (Path(folder) / name).is_file():
             return Path(folder) / name
     return None

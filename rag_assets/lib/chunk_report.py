@@ -11,7 +11,10 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
+
+from rag_assets.lib.documents import canonical_texts
+from rag_assets.lib.evalset import needle_holders, needles_from_rows
 
 
 def character_stats(contents: Sequence[str]) -> dict:
@@ -43,3 +46,16 @@ def token_stats(tokens: Sequence[int], header_tokens: Sequence[int], special_tok
         "truncated_chunks": sum(truncated(count, special_tokens, window) for count in tokens),
         "window": window,
     }
+
+
+def chunk_quality(strategy: str, chunks: Sequence[Mapping], eval_rows: Iterable[Mapping],
+                  documents: Iterable[Mapping]) -> dict:
+    """One strategy's row: chunk sizes, and the needles no chunk holds whole (answers destroyed).
+
+    ``chunks`` are chunk rows, ``eval_rows`` evaluation-set rows, ``documents`` extracted-text rows.
+    """
+    needles = needles_from_rows(eval_rows)
+    holders = needle_holders(needles, chunks, canonical_texts(documents))
+    destroyed = answers_destroyed(holders)
+    return {"strategy": strategy, **character_stats([chunk["content"] for chunk in chunks]),
+            "needles": len(needles), "answers_destroyed": len(destroyed), "destroyed_needles": destroyed}

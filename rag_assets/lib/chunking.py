@@ -35,9 +35,10 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
-from rag_assets.lib.extraction import Section
+from rag_assets.lib.canonical import Section
+from rag_assets.lib.documents import sections_from_rows
 
 _PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\n[ \t]*\n|\s*\Z)", re.DOTALL)
 # A sentence ends at . ! or ? (with any closing quotes or brackets) before whitespace; a line of
@@ -208,3 +209,13 @@ def header_of_text(text: str, span_start: int, end: int) -> str:
 
 def header_of(chunk: Chunk) -> str:
     return header_of_text(chunk.text, chunk.span_start, chunk.end)
+
+
+def chunk_rows(documents: Iterable[Mapping], strategy: Strategy) -> list[dict]:
+    """The chunk rows of every extracted document (rows of ``extracted_text``) that is not failed."""
+    return [
+        chunk.to_row() | {"snapshot_id": document["snapshot_id"], "extractor_version": document["extractor_version"]}
+        for document in documents if document["status"] == "ok"
+        for chunk in chunk_document(document["doc_id"], document["title"], document["text"],
+                                    sections_from_rows(document["sections"]), strategy)
+    ]

@@ -26,6 +26,7 @@ UNSUPPORTED = "unsupported"
 BEIR_CORPUS = "beir-corpus"  # one file holding many documents
 BEIR_EVAL = "beir-eval"  # queries, judgements and evidence of a BEIR folder: not documents
 NOT_DOCUMENTS = (BEIR_EVAL,)
+BEIR_CORPUS_FILES = ("corpus.jsonl", "corpus.jsonl.gz")  # the corpus file of a BEIR folder, plain or gzipped
 
 
 class CorpusError(ValueError):
@@ -64,14 +65,14 @@ def scan_corpus(folder: Path) -> list[ManifestEntry]:
         raise CorpusError(f"corpus folder {folder} does not exist")
     if not folder.is_dir():
         raise CorpusError(f"corpus folder {folder} is not a folder")
-    beir = any((folder / name).is_file() for name in ("corpus.jsonl", "corpus.jsonl.gz"))
+    beir = any((folder / name).is_file() for name in BEIR_CORPUS_FILES)
     entries = []
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
         if not path.is_file() or any(part.startswith(".") for part in relative.parts):
             continue
         if beir:
-            fmt = BEIR_CORPUS if relative.as_posix() in ("corpus.jsonl", "corpus.jsonl.gz") else BEIR_EVAL
+            fmt = BEIR_CORPUS if relative.as_posix() in BEIR_CORPUS_FILES else BEIR_EVAL
         else:
             fmt = detect_format(path)
         entries.append(ManifestEntry(path=relative.as_posix(), size=path.stat().st_size, sha256=_sha256(path), format=fmt))

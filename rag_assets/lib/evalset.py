@@ -25,15 +25,14 @@ spans), ``document`` (judged by relevant documents, as in BEIR) or ``out_of_doma
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from rag_assets.lib.extraction import fold_whitespace
+from rag_assets.lib.canonical import fold_whitespace
+from rag_assets.lib.jsonl import read_json_lines
 
 NEEDLE, DOCUMENT, OUT_OF_DOMAIN = "needle", "document", "out_of_domain"
 
@@ -67,28 +66,6 @@ class Query:
     query_kind: str = NEEDLE
     spans: tuple[tuple[str, str], ...] = ()  # (doc_id, needle) pairs, any of which answers the query
     relevant_doc_ids: tuple[str, ...] = field(default=())
-
-
-def read_json_lines(path: Path, label: str | None = None) -> Iterator[tuple[str, dict | None, str | None]]:
-    """(``file:line``, object, None) per line of a JSON Lines file (gzipped when it ends in .gz), or
-    (``file:line``, None, why) for a line that is not a JSON object; blank lines are skipped.
-    ``label`` names the file in ``file:line`` (default: its path)."""
-    path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{label or path}:{number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                yield where, None, f"{where}: not valid JSON ({error.msg})"
-                continue
-            if isinstance(record, dict):
-                yield where, record, None
-            else:
-                yield where, None, f"{where}: expected a JSON object"
 
 
 def json_lines(path: Path, what: str) -> Iterator[tuple[str, dict]]:

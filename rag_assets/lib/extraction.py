@@ -1,41 +1,21 @@
 """Extraction: a document's bytes to one canonical text with its sections.
 
-Canonical text rules (every strategy, needle and offset downstream depends on them):
-
-- Block elements (paragraphs, list items, definition terms and descriptions, quotes, table rows
-  of a table, headings, code blocks) become paragraphs separated by exactly one blank line
-  (``"\\n\\n"``). A paragraph never contains a blank line, except inside a code block.
-- Whitespace inside a paragraph is folded to single spaces and trimmed, so source line wrapping
-  never survives.
-- Code blocks (``<pre>``) keep their lines and indentation; only trailing spaces of each line and
-  leading/trailing blank lines are removed.
-- A table becomes one paragraph with a line per row and the row's cells separated by ``" | "``.
-- A heading stays a paragraph of its own; it opens a section.
-- HTML navigation, headers, footers, sidebars, search boxes, "¶" permalinks, scripts and styles
-  never appear.
-
-Sections: every heading opens a section whose ``path`` is the chain of headings above it and its
-own (``Title > Section > Subsection``). A section's ``start``/``end`` delimit its own body in the
-canonical text: the paragraphs after its heading and before the next heading (the heading itself
-is not in the body). Text before the first heading forms a section whose path is the title.
-``canonical[start:end]`` is exactly the section's body for every section.
+One parser per format (HTML, Markdown, reStructuredText, PDF, plain text); each follows the
+canonical text rules of ``rag_assets.lib.canonical``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import re
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from rag_assets.lib.canonical import CanonicalBuilder, Extracted, fold_whitespace
+
 EXTRACTOR_NAME = "rag_assets.extraction"
 EXTRACTOR_VERSION = "1"
-PARAGRAPH_SEPARATOR = "\n\n"
 
-_WHITESPACE = re.compile(r"\s+")
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _BLOCKS = frozenset(
     "address article aside blockquote caption center details dialog dd div dl dt fieldset "
@@ -56,91 +36,6 @@ _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "body")
 
 class ExtractionError(ValueError):
     """The document cannot be read; the message is the reason recorded for it."""
-
-
-@dataclass(frozen=True)
-class Section:
-    path: str
-    heading: str | None  # the heading that opens the section; None for text before the first
-    level: int  # 0 for text before the first heading, else the heading level
-    anchor: str | None  # HTML id to cite as page.html#anchor
-    start: int  # the body's first character in the canonical text
-    end: int  # one past the body's last character
-
-
-@dataclass
-class Extracted:
-    title: str
-    text: str
-    sections: list[Section] = field(default_factory=list)
-
-
-def fold_whitespace(text: str) -> str:
-    return _WHITESPACE.sub(" ", text).strip()
-
-
-class CanonicalBuilder:
-    """Accumulates paragraphs and section openings; knows each paragraph's offset as it is placed."""
-
-    def __init__(self) -> None:
-        self.paragraphs: list[str] = []
-        self.length = 0
-        # level, name, anchor, heading text (None for a page marker), where the previous body
-        # ends at the latest, where this section's body starts
-        self.openings: list[tuple[int, str, str | None, str | None, int, int]] = []
-
-    def _next_start(self) -> int:
-        return self.length + (len(PARAGRAPH_SEPARATOR) if self.paragraphs else 0)
-
-    def add(self, paragraph: str) -> tuple[int, int]:
-        start = self._next_start()
-        self.paragraphs.append(paragraph)
-        self.length = start + len(paragraph)
-        return start, self.length
-
-    def add_heading(self, level: int, text: str, anchor: str | None) -> None:
-        start, end = self.add(text)
-        self.openings.append((level, text, anchor, text, start, end + len(PARAGRAPH_SEPARATOR)))
-
-    def open_section(self, level: int, name: str, anchor: str | None) -> None:
-        """A section that starts at the next paragraph without a heading in the text (a PDF page)."""
-        start = self._next_start()
-        self.openings.append((level, name, anchor, None, start, start))
-
-    def build(self, page_title: str | None, file_title: str) -> Extracted:
-        text = PARAGRAPH_SEPARATOR.join(self.paragraphs)
-        headings = [o for o in self.openings if o[3] is not None]
-        first_h1 = next((o for o in headings if o[0] == 1), None)
-        title = (first_h1 and first_h1[1]) or page_title or (headings and headings[0][1]) or file_title
-        sections: list[Section] = []
-        first_opening = self.openings[0][4] if self.openings else len(text)
-        preamble_end = _trim_end(text, 0, min(first_opening, len(text)))
-        if preamble_end > 0:
-            sections.append(Section(path=title, heading=None, level=0, anchor=None, start=0, end=preamble_end))
-        stack: list[tuple[int, str]] = []
-        for index, (level, name, anchor, heading, _, body_start) in enumerate(self.openings):
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, name))
-            names = [entry for _, entry in stack]
-            if names[0] != title:
-                names.insert(0, title)
-            following = self.openings[index + 1][4] if index + 1 < len(self.openings) else len(text)
-            following = min(following, len(text))
-            body_start = min(body_start, following)
-            body_end = max(body_start, _trim_end(text, body_start, following))
-            sections.append(
-                Section(path=" > ".join(names), heading=heading, level=level, anchor=anchor,
-                        start=body_start, end=body_end)
-            )
-        return Extracted(title=title, text=text, sections=sections)
-
-
-def _trim_end(text: str, start: int, end: int) -> int:
-    """``end`` moved back over the separator (whitespace) that precedes the next heading."""
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return end
 
 
 def _text_of(node: LexborNode) -> str:
@@ -382,107 +277,3 @@ def extract_document(data: bytes, fmt: str, fallback_title: str) -> Extracted:
     if not extracted.text.strip():
         raise ExtractionError("no text after extraction")
     return extracted
-
-
-def _row(doc_id: str, fmt: str) -> dict:
-    return {"doc_id": doc_id, "format": fmt, "title": None, "text": None, "sections": [], "status": "failed",
-            "error": None, "extractor": EXTRACTOR_NAME, "extractor_version": EXTRACTOR_VERSION}
-
-
-def _ok(row: dict, extracted: Extracted) -> dict:
-    return row | {
-        "title": extracted.title,
-        "text": extracted.text,
-        "sections": [
-            {"path": s.path, "heading": s.heading, "level": s.level, "anchor": s.anchor, "start": s.start, "end": s.end}
-            for s in extracted.sections
-        ],
-        "status": "ok",
-    }
-
-
-def _read_checked(root: Path, path: str, sha256: str, max_bytes: int) -> bytes:
-    file_path = root / path
-    size = file_path.stat().st_size
-    if size > max_bytes:
-        raise ExtractionError(f"file of {size} bytes is over the {max_bytes}-byte limit")
-    data = file_path.read_bytes()
-    if hashlib.sha256(data).hexdigest() != sha256:
-        raise ExtractionError("file changed since the corpus snapshot; re-materialise corpus_snapshot")
-    return data
-
-
-def extract_file(root: Path, path: str, fmt: str, sha256: str, max_bytes: int) -> dict:
-    """One extracted-text row for a manifest entry; a broken document gets status 'failed' and why.
-
-    The file is re-hashed: one that changed since the snapshot fails rather than being silently
-    extracted from other bytes than the snapshot recorded.
-    """
-    row = _row(path, fmt)
-    try:
-        extracted = extract_document(_read_checked(root, path, sha256, max_bytes), fmt, fallback_title=Path(path).stem)
-    except (ExtractionError, OSError) as error:
-        return row | {"error": str(error)}
-    return _ok(row, extracted)
-
-
-def extract_entry(root: Path, path: str, fmt: str, sha256: str, max_bytes: int) -> list[dict]:
-    """The extracted-text rows of a manifest entry: one per document it holds (none for evaluation data)."""
-    from rag_assets.lib import beir  # beir builds on this module
-    from rag_assets.lib.corpus import BEIR_CORPUS, NOT_DOCUMENTS
-
-    if fmt in NOT_DOCUMENTS:
-        return []
-    if fmt != BEIR_CORPUS:
-        return [extract_file(root, path, fmt, sha256, max_bytes)]
-    try:
-        _read_checked(root, path, sha256, max_bytes)
-        rows = []
-        for where, record, problem in beir.iter_corpus(root / path):
-            try:
-                if problem:
-                    raise ExtractionError(problem)
-                doc_id, extracted = beir.beir_document(record, where)
-            except ExtractionError as error:
-                rows.append(_row(str((record or {}).get("_id", f"{path}#{where}")), fmt) | {"error": str(error)})
-                continue
-            rows.append(_ok(_row(doc_id, fmt), extracted))
-        return rows
-    except (ExtractionError, OSError, EOFError, UnicodeDecodeError) as error:
-        return [_row(path, fmt) | {"error": str(error)}]
-
-
-def canonical_texts(rows) -> dict[str, str]:
-    """doc id -> canonical text of the documents that were extracted (failed ones have none)."""
-    return {row["doc_id"]: row["text"] for row in rows if row["status"] == "ok"}
-
-
-def sections_from_rows(rows: list[dict]) -> list[Section]:
-    return [
-        Section(path=r["path"], heading=r["heading"], level=r["level"], anchor=r["anchor"],
-                start=r["start"], end=r["end"])
-        for r in rows
-    ]
-
-
-def extraction_summary(rows: list[dict], largest: int = 5) -> dict:
-    """Counts over extracted-text rows as written (never declared), and the largest documents."""
-    ok = [row for row in rows if row["status"] == "ok"]
-    formats: dict[str, dict[str, int]] = {}
-    for row in rows:
-        counts = formats.setdefault(row["format"], {"ok": 0, "failed": 0})
-        counts[row["status"]] += 1
-    biggest = sorted(ok, key=lambda row: len(row["text"]), reverse=True)[:largest]
-    table = ["| document | format | characters | sections |", "|---|---|---|---|"] + [
-        f"| {row['doc_id']} | {row['format']} | {len(row['text'])} | {len(row['sections'])} |" for row in biggest
-    ]
-    return {
-        "documents": len(rows),
-        "ok": len(ok),
-        "failed": len(rows) - len(ok),
-        "failures": {row["doc_id"]: row["error"] for row in rows if row["status"] != "ok"},
-        "characters": sum(len(row["text"]) for row in ok),
-        "sections": sum(len(row["sections"]) for row in ok),
-        "formats": formats,
-        "largest_table": "\n".join(table),
-    }

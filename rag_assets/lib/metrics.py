@@ -7,8 +7,11 @@ Conventions (ir_measures and TREC names in brackets):
   none is in it; ``relevant_ranks`` are the ranks of all of them within the list, and
   ``relevant_total`` how many the whole index holds. With BEIR-style judgements the same measures
   run over documents (chunk ranks rolled up by best chunk) and their relevant documents.
-- recall@k: the share of queries with at least one relevant item in the top k. With one needle per
-  query this is what TREC calls success@k [Success@k], not the share of relevant items retrieved.
+- success@k: the share of queries with at least one relevant item in the top k [Success@k].
+- recall@k: the mean over queries of the share of a query's relevant items found in the top k
+  [R@k]. A needle query has one relevant item, the needle (whichever chunk holds it), so for needle
+  queries recall@k equals success@k; it differs for BEIR-style queries with several relevant
+  documents. (Before the rename in the README's changelog, ``recall_at_k`` held success@k for every kind of query.)
 - precision@k: relevant items among the top k, divided by k, averaged over queries [P@k].
 - MRR: the mean over all queries of 1 / hit_rank [RR]. nDCG@10: binary gains over the relevant
   items, DCG = sum 1/log2(rank + 1) over relevant ranks <= 10, divided by the ideal DCG of
@@ -16,8 +19,9 @@ Conventions (ir_measures and TREC names in brackets):
 - A miss counts as 0 in every measure: it stays in the denominator, never dropped. ``AVG`` over
   NULL ranks would drop the misses and inflate the figure (hits at rank 1 and 3 and one miss: MRR
   0.44, not 0.67), so every mean here is ``coalesce``-d first.
-- Every proportion (recall@k; precision@k over the k x queries slots) carries its Wilson score
-  95 % interval; MRR and nDCG@10, means of per-query values, a normal-approximation 95 %
+- Every proportion (success@k; recall@k where every query has one relevant item; precision@k over
+  the k x queries slots) carries its Wilson score 95 % interval; MRR, nDCG@10 and recall@k over
+  queries with several relevant items, means of per-query values, a normal-approximation 95 %
   interval (mean +- 1.96 standard errors, clipped to [0, 1]).
 - Out-of-domain queries have no right answer: they stay in ``retrieval_results`` (to calibrate a
   refusal threshold) and are left out of every measure here.
@@ -63,11 +67,18 @@ CREATE OR REPLACE MACRO mean_low(v) AS greatest(0.0, avg(v) - {Z95} * coalesce(s
 CREATE OR REPLACE MACRO mean_high(v) AS least(1.0, avg(v) + {Z95} * coalesce(stddev_samp(v), 0) / sqrt(count(v)));
 """
 
+def _found(k: int) -> str:
+    """SQL: the share of a query's relevant items in its top k (a needle query has one item, the needle)."""
+    return (f"CASE WHEN query_kind = 'document' THEN len(list_filter(coalesce(relevant_ranks, []), lambda r: r <= {k}))"
+            f" / greatest(relevant_total, 1) ELSE coalesce(hit_rank <= {k}, false)::INTEGER END")
+
+
 _QUERY_MEASURES = f"""
 CREATE OR REPLACE VIEW query_measures AS
 SELECT *,
     {", ".join(f"coalesce(hit_rank <= {k}, false)::INTEGER AS hit_at_{k}" for k in K_VALUES)},
     {", ".join(f"len(list_filter(coalesce(relevant_ranks, []), lambda r: r <= {k})) AS relevant_at_{k}" for k in K_VALUES)},
+    {", ".join(f"{_found(k)} AS found_at_{k}" for k in K_VALUES)},
     coalesce(1.0 / hit_rank, 0.0) AS reciprocal_rank,
     CASE WHEN coalesce(relevant_total, 0) = 0 THEN 0.0 ELSE
         coalesce(list_sum(list_transform(list_filter(relevant_ranks, lambda r: r <= {NDCG_DEPTH}), lambda r: 1.0 / log2(r + 1))), 0.0)
@@ -82,9 +93,18 @@ def _metric_columns() -> str:
     columns = ["count(*) AS queries"]
     for k in K_VALUES:
         columns += [
-            f"avg(hit_at_{k}) AS recall_at_{k}",
-            f"wilson_low(sum(hit_at_{k}), count(*)) AS recall_at_{k}_low",
-            f"wilson_high(sum(hit_at_{k}), count(*)) AS recall_at_{k}_high",
+            f"avg(hit_at_{k}) AS success_at_{k}",
+            f"wilson_low(sum(hit_at_{k}), count(*)) AS success_at_{k}_low",
+            f"wilson_high(sum(hit_at_{k}), count(*)) AS success_at_{k}_high",
+        ]
+    single = "bool_and(query_kind <> 'document')"  # one relevant item per query: a proportion
+    for k in K_VALUES:
+        columns += [
+            f"avg(found_at_{k}) AS recall_at_{k}",
+            f"CASE WHEN {single} THEN wilson_low(sum(found_at_{k}), count(*)) ELSE mean_low(found_at_{k}) END "
+            f"AS recall_at_{k}_low",
+            f"CASE WHEN {single} THEN wilson_high(sum(found_at_{k}), count(*)) ELSE mean_high(found_at_{k}) END "
+            f"AS recall_at_{k}_high",
         ]
     for k in K_VALUES:
         columns += [
@@ -146,7 +166,8 @@ def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | No
                        f"FROM query_measures GROUP BY {group}")
     connection.execute(
         f"CREATE OR REPLACE VIEW metrics_history AS SELECT run_id, {group},\n    "
-        f"avg(coalesce(hit_rank <= 20, false)::INTEGER) AS recall_at_20, avg(coalesce(1.0 / hit_rank, 0.0)) AS mrr, "
+        f"avg(coalesce(hit_rank <= 20, false)::INTEGER) AS success_at_20, avg({_found(20)}) AS recall_at_20, "
+        f"avg(coalesce(1.0 / hit_rank, 0.0)) AS mrr, "
         f"count(*) AS queries\nFROM retrieval_results WHERE query_kind <> 'out_of_domain' GROUP BY run_id, {group}")
     return run_id
 
@@ -199,7 +220,7 @@ def format_chunk_stats(table) -> str:
 
 
 def comparison(connection: duckdb.DuckDBPyConnection, by: Sequence[str] = ("model", "strategy", "retriever")):
-    """recall@k, precision@k, MRR and nDCG@10 with intervals, grouped by the given columns (Arrow)."""
+    """success@k, recall@k, precision@k, MRR and nDCG@10 with intervals, grouped by the given columns (Arrow)."""
     unknown = [column for column in by if column not in GROUPABLE]
     if unknown or not by:
         raise ValueError(f"cannot group by {', '.join(unknown) or 'nothing'}; choose from {', '.join(GROUPABLE)}")
@@ -213,8 +234,8 @@ def format_table(table, digits: int = 3) -> str:
     """A Markdown table of a comparison: each figure as 'value [low, high]'."""
     rows = table.to_pylist()
     keys = [n for n in table.column_names if n in GROUPABLE]
-    measures = [(f"recall_at_{k}", f"R@{k}") for k in K_VALUES] + [("precision_at_4", "P@4"), ("mrr", "MRR"),
-                                                                   (f"ndcg_at_{NDCG_DEPTH}", f"nDCG@{NDCG_DEPTH}")]
+    measures = [(f"success_at_{k}", f"S@{k}") for k in K_VALUES] + [("precision_at_4", "P@4"), ("mrr", "MRR"),
+                                                                    (f"ndcg_at_{NDCG_DEPTH}", f"nDCG@{NDCG_DEPTH}")]
     headers = keys + ["queries"] + [label for _, label in measures]
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for row in rows:

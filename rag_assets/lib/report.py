@@ -1,7 +1,7 @@
 """The comparison report: plots and a Markdown file people can look at.
 
-Two figures: recall@k curves per chunking strategy (one model, dense retrieval) with Wilson 95 %
-interval bars, and per-retriever bars (recall@1, recall@4, MRR with their intervals) for one model
+Two figures: success@k curves per chunking strategy (one model, dense retrieval) with Wilson 95 %
+interval bars, and per-retriever bars (success@1, success@4, MRR with their intervals) for one model
 and strategy. The Markdown report holds the main table, the paired comparisons, the strategies'
 costs and both figures (as files beside it).
 """
@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import base64
 import io
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 
-from rag_assets.lib.metrics import K_VALUES
+from rag_assets.lib.comparisons import REPORT_STRATEGY, STRATEGY_RETRIEVER, comparisons_heading, format_comparisons
+from rag_assets.lib.embedding import DEFAULT_MODEL
+from rag_assets.lib.metrics import K_VALUES, format_chunk_stats, format_table
 
 
 def _figure():
@@ -33,24 +36,24 @@ def _png(figure) -> bytes:
     return buffer.getvalue()
 
 
-def recall_curves(table: pa.Table, model: str, retriever: str = "dense") -> bytes:
-    """recall@k against k, one line per strategy, with interval bars. ``table``: a comparison by
+def success_curves(table: pa.Table, model: str, retriever: str = STRATEGY_RETRIEVER) -> bytes:
+    """success@k against k, one line per strategy, with interval bars. ``table``: a comparison by
     model, strategy and retriever."""
     plt = _figure()
     figure, axes = plt.subplots(figsize=(7, 4.2))
     rows = [r for r in table.to_pylist() if r["model"] == model and r["retriever"] == retriever]
     for offset, row in enumerate(sorted(rows, key=lambda r: r["strategy"])):
         ks = [k * (1 + 0.015 * (offset - len(rows) / 2)) for k in K_VALUES]  # nudge to keep bars apart
-        values = [row[f"recall_at_{k}"] for k in K_VALUES]
-        low = [v - row[f"recall_at_{k}_low"] for v, k in zip(values, K_VALUES)]
-        high = [row[f"recall_at_{k}_high"] - v for v, k in zip(values, K_VALUES)]
+        values = [row[f"success_at_{k}"] for k in K_VALUES]
+        low = [v - row[f"success_at_{k}_low"] for v, k in zip(values, K_VALUES)]
+        high = [row[f"success_at_{k}_high"] - v for v, k in zip(values, K_VALUES)]
         axes.errorbar(ks, values, yerr=[low, high], marker="o", capsize=3, label=row["strategy"])
     axes.set_xscale("log")
     axes.set_xticks(list(K_VALUES), [str(k) for k in K_VALUES])
     axes.set_xlabel("k")
-    axes.set_ylabel("recall@k (success@k)")
+    axes.set_ylabel("success@k (= recall@k for one needle)")
     axes.set_ylim(0, 1)
-    axes.set_title(f"{model}, {retriever}: recall@k with Wilson 95 % intervals")
+    axes.set_title(f"{model}, {retriever}: success@k with Wilson 95 % intervals")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8, loc="lower right")
     return _png(figure)
@@ -60,7 +63,7 @@ def retriever_bars(table: pa.Table, model: str, strategy: str) -> bytes:
     plt = _figure()
     rows = sorted((r for r in table.to_pylist() if r["model"] == model and r["strategy"] == strategy),
                   key=lambda r: r["retriever"])
-    measures = [("recall_at_1", "R@1"), ("recall_at_4", "R@4"), ("mrr", "MRR")]
+    measures = [("success_at_1", "S@1"), ("success_at_4", "S@4"), ("mrr", "MRR")]
     figure, axes = plt.subplots(figsize=(7, 4.2))
     width = 0.8 / max(len(rows), 1)
     for index, row in enumerate(rows):
@@ -94,3 +97,37 @@ def write_report(folder: Path, sections: list[tuple[str, str]], images: dict[str
     path = folder / "report.md"
     path.write_text("\n".join(body) + "\n", encoding="utf-8")
     return path
+
+
+@dataclass
+class Report:
+    model: str
+    strategy: str
+    sections: dict[str, str]  # title -> Markdown
+    images: dict[str, bytes]  # file name -> PNG
+    path: Path
+
+
+def focus(configurations: list[tuple[str, str]]) -> tuple[str, str]:
+    """The (model, strategy) the report draws: the defaults when present, else the first of each."""
+    models = sorted({model for model, _ in configurations})
+    strategies = sorted({strategy for _, strategy in configurations})
+    return (DEFAULT_MODEL if DEFAULT_MODEL in models else models[0],
+            REPORT_STRATEGY if REPORT_STRATEGY in strategies else strategies[0])
+
+
+def build_report(table: pa.Table, paired: pa.Table, costs: pa.Table, configurations: list[tuple[str, str]],
+                 folder: Path) -> Report:
+    """The comparison, paired tests and costs as Markdown, both plots, written to ``folder``."""
+    model, strategy = focus(configurations)
+    images = {"success_at_k.png": success_curves(table, model), "retrievers.png": retriever_bars(table, model, strategy)}
+    skipped = "" if "cross_encoder" in table.column("retriever").to_pylist() else (
+        "\n\nNo cross encoder is configured (`cross_encoder` in the settings): its rows are absent.")
+    sections = {"Comparison": format_table(table) + skipped,
+                comparisons_heading(strategy): format_comparisons(paired, strategy),
+                "What each strategy costs": format_chunk_stats(costs)}
+    return Report(model, strategy, sections, images, write_report(folder, list(sections.items()), images))
+
+
+def plots_markdown(report: Report) -> str:
+    return "\n\n".join(inline(png, name.removesuffix(".png")) for name, png in report.images.items())

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
+from rag_assets.lib.schemas import STAMP_FIELDS
+
 PIPELINE_VERSION = "1"  # bump when chunking, embedding or retrieval logic changes what rows mean
-STAMP_FIELDS = ("model", "revision", "dimension", "normalized", "pipeline_version", "extractor_version",
-                "snapshot_id", "strategy")
 # fields that must agree across every partition of one evaluation (per model: revision, dimension)
 GLOBAL_FIELDS = ("pipeline_version", "extractor_version", "snapshot_id")
 PER_MODEL_FIELDS = ("revision", "dimension", "normalized")
+
+
+def distinct_stamps(stamps: Iterable[Mapping]) -> list[dict]:
+    """The distinct stamps among ``stamps`` (each a mapping of STAMP_FIELDS)."""
+    return [dict(t) for t in {tuple(sorted((k, row[k]) for k in STAMP_FIELDS)) for row in stamps}]
 
 
 def distinct(rows: Iterable[Mapping], field: str) -> list:

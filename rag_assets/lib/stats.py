@@ -1,6 +1,6 @@
 """Paired tests between two configurations that answered the same queries.
 
-- For a proportion at k (recall@k), the exact two-sided sign test on the discordant pairs: the
+- For a proportion at k (success@k), the exact two-sided sign test on the discordant pairs: the
   queries one configuration answered within k and the other did not. Under the null hypothesis
   each discordant pair is a win with probability 1/2, so p = P(|Binomial(n, 1/2) - n/2| >=
   |wins - n/2|), n = wins + losses. Concordant pairs carry no information about the difference.

@@ -98,3 +98,15 @@ def test_token_vectors_are_kept_from_the_embedding_pass(tmp_path):
     # the kept vectors are what mean pooling saw, and what a fresh pass computes
     np.testing.assert_allclose(kept.mean(axis=0) / np.linalg.norm(kept.mean(axis=0)), vector, atol=1e-6)
     np.testing.assert_allclose(model.token_vectors([text])[0], model._token_vectors([text])[0], atol=1e-5)
+
+
+@pytest.mark.parametrize("key", ["wordllama", "paraphrase-MiniLM-L3-v2"])
+def test_no_texts_give_no_vectors_without_running_the_model(key, monkeypatch):
+    model = load_model(key)
+
+    def refuse(texts):
+        raise AssertionError(f"the model ran on {texts!r}")
+
+    monkeypatch.setattr(model, "_encode", refuse)
+    for vectors in (model.embed([]), model.embed_queries([])):
+        assert vectors.dtype == np.float32 and vectors.shape == (0, MODELS[key].dimension)

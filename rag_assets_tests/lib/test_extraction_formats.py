@@ -6,9 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_assets.lib.extraction import (
-    EXTRACTOR_NAME, EXTRACTOR_VERSION, extract_document, extract_file, extract_markdown, extraction_summary,
-)
+from rag_assets.lib.documents import extract_file, extraction_summary
+from rag_assets.lib.extraction import EXTRACTOR_NAME, EXTRACTOR_VERSION, extract_document, extract_markdown
 
 MIXED_GOOD = ["docs/guide.rst", "docs/notes.md", "page.html", "plain.txt", "report.pdf"]
 MIXED_BROKEN = {"binary.txt": "binary content", "broken.pdf": "corrupt PDF", "docs/latin1.md": "not valid utf-8"}

@@ -35,8 +35,26 @@ def test_a_miss_counts_as_zero():
     assert r3 == pytest.approx(2 / 3)
     [row] = _metrics(connection)
     assert row["queries"] == 3
-    assert row["recall_at_1"] == pytest.approx(1 / 3) and row["recall_at_4"] == pytest.approx(2 / 3)
+    assert row["success_at_1"] == pytest.approx(1 / 3) and row["success_at_4"] == pytest.approx(2 / 3)
+    # one needle per query: recall@k (share of the needles found) is success@k, interval included
+    assert [row[f"recall_at_{k}{end}"] for k in (1, 4) for end in ("", "_low", "_high")] == \
+        [row[f"success_at_{k}{end}"] for k in (1, 4) for end in ("", "_low", "_high")]
     assert row["mrr"] == pytest.approx(4 / 9)
+
+
+def test_recall_is_the_share_of_relevant_documents_found():
+    # two document queries with 2 and 4 relevant documents: q0 finds both in its top 4, q1 one of
+    # its 4. success@4 = 1.0 (each found something); recall@4 = (2/2 + 1/4) / 2 = 0.625, with the
+    # interval of a mean (not Wilson's: the per-query values are not 0 or 1)
+    rows = _results([[1, 3], [2]], totals={0: 2, 1: 4}).to_pylist()
+    connection = duckdb.connect()
+    write_results(connection, pa.Table.from_pylist([r | {"query_kind": "document"} for r in rows], schema=SCHEMA))
+    [row] = _metrics(connection)
+    assert row["success_at_4"] == 1.0 and row["recall_at_4"] == pytest.approx(0.625)
+    # mean +- 1.96 * 0.53033 / sqrt(2) = 0.625 +- 0.735, clipped to [0, 1] (Wilson would give [0.14, 0.94])
+    assert (row["recall_at_4_low"], row["recall_at_4_high"]) == (0.0, 1.0)
+    history = connection.sql("SELECT success_at_20, recall_at_20 FROM metrics_history").fetchall()
+    assert history == [(1.0, pytest.approx(0.625))]
 
 
 def test_precision_and_ndcg_by_hand():
@@ -61,8 +79,8 @@ def test_sql_wilson_matches_python_and_a_published_value():
     connection = duckdb.connect()
     write_results(connection, _results([[1]] * 5 + [[]] * 5))
     [row] = _metrics(connection)
-    assert row["recall_at_1_low"] == pytest.approx(low, abs=1e-12)
-    assert row["recall_at_1_high"] == pytest.approx(high, abs=1e-12)
+    assert row["success_at_1_low"] == pytest.approx(low, abs=1e-12)
+    assert row["success_at_1_high"] == pytest.approx(high, abs=1e-12)
     assert wilson_interval(0, 10)[0] == 0.0 and wilson_interval(10, 10)[1] == pytest.approx(1.0)
     # MRR's interval: mean +- 1.96 sd / sqrt(n); here 0.5 +- 1.96 * 0.52705 / 3.16228 = [0.1733, 0.8267]
     assert (row["mrr_low"], row["mrr_high"]) == pytest.approx((0.17333, 0.82667), abs=1e-4)
@@ -75,7 +93,7 @@ def test_history_is_kept_and_the_newest_run_is_measured():
     assert first != second
     assert connection.sql("SELECT count(*) FROM retrieval_results").fetchall() == [(4,)]
     assert connection.sql("SELECT eval_version FROM evaluation_runs ORDER BY created_at").fetchall() == [("1",), ("2",)]
-    assert _metrics(connection)[0]["recall_at_1"] == 0.0
+    assert _metrics(connection)[0]["success_at_1"] == 0.0
     # MRR between versions is one query
     history = connection.sql("SELECT e.eval_version, h.mrr FROM metrics_history h JOIN evaluation_runs e USING (run_id) "
                              "ORDER BY e.created_at").fetchall()
@@ -87,7 +105,7 @@ def test_comparison_groups_and_rejects_unknown_columns():
     write_results(connection, pa.concat_tables([_results([[1], []], "a", 1), _results([[2], [2]], "b")]))
     table = comparison(connection, ["strategy"])
     assert table.column("strategy").to_pylist() == ["a", "b"]
-    assert table.column("recall_at_1").to_pylist() == [0.5, 0.0]
+    assert table.column("success_at_1").to_pylist() == [0.5, 0.0]
     assert table.column("mrr").to_pylist() == [0.5, 0.5]
     assert "| a | 2 | 0.500 [0.09, 0.91]" in format_table(table)
     with pytest.raises(ValueError, match="cannot group by query_id"):

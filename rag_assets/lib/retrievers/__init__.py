@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
+from rag_assets.lib.embedding import Embedder
 from rag_assets.lib.retrievers import bm25, cross_encoder, dense, fusion, late_interaction
 
 FUSION_DEPTH = 100
@@ -35,8 +36,8 @@ class Index:
     chunk_ids: list[str]
     texts: list[str]
     vectors: np.ndarray
-    embedder: object
-    cross_encoder: object | None = None
+    embedder: Embedder
+    cross_encoder: cross_encoder.PairScorer | None = None
     _bm25: bm25.BM25 | None = field(default=None, repr=False)
     _token_vectors: late_interaction.TokenVectors | None = field(default=None, repr=False)
 
@@ -53,28 +54,78 @@ class Index:
         return self._token_vectors
 
 
-@dataclass(frozen=True)
-class Retriever:
+class Ranking(NamedTuple):
+    indices: list[int]  # chunk indices, best first
+    scores: list[float]
+    distances: list[float] | None  # cosine distances, for the dense retriever only
+
+
+class Retriever(Protocol):
+    """Ranks the index's chunks for a query, from the rankings of its ``inputs`` (run first)."""
+
     name: str
-    stage: str  # "first", "fusion" or "rerank"
-    run: Callable
+    inputs: tuple[str, ...]
+
+    def available(self, index: Index) -> bool: ...
+
+    def rank(self, index: Index, query: str, upstream: Sequence[Ranking], k: int) -> Ranking: ...
+
+
+@dataclass(frozen=True)
+class FirstStage:
+    """Searches the whole index, deep enough for fusion to see ``FUSION_DEPTH`` candidates."""
+
+    name: str
+    search: Callable[[Index, str, int], tuple[list[int], list[float], list[float] | None]]
     inputs: tuple[str, ...] = ()
-    available: Callable[[Index], bool] = lambda index: True
+
+    def available(self, index: Index) -> bool:
+        return True
+
+    def rank(self, index: Index, query: str, upstream: Sequence[Ranking], k: int) -> Ranking:
+        return Ranking(*self.search(index, query, max(k, FUSION_DEPTH)))
 
 
-def _fuse(index: Index, query: str, lists: Sequence[list[int]], k: int):
-    return fusion.reciprocal_rank_fusion(lists, k)
+@dataclass(frozen=True)
+class Fusion:
+    """Reciprocal rank fusion of its inputs' rankings."""
+
+    name: str
+    inputs: tuple[str, ...]
+
+    def available(self, index: Index) -> bool:
+        return True
+
+    def rank(self, index: Index, query: str, upstream: Sequence[Ranking], k: int) -> Ranking:
+        indices, scores = fusion.reciprocal_rank_fusion([r.indices for r in upstream], max(k, FUSION_DEPTH))
+        return Ranking(indices, scores, None)
+
+
+@dataclass(frozen=True)
+class Rerank:
+    """Re-scores the top ``RERANK_DEPTH`` of its one input."""
+
+    name: str
+    rerank: Callable[[Index, str, Sequence[int], int], tuple[list[int], list[float]]]
+    inputs: tuple[str, ...]
+    needs: Callable[[Index], bool] = lambda index: True
+
+    def available(self, index: Index) -> bool:
+        return self.needs(index)
+
+    def rank(self, index: Index, query: str, upstream: Sequence[Ranking], k: int) -> Ranking:
+        return Ranking(*self.rerank(index, query, upstream[0].indices[:RERANK_DEPTH], k), None)
 
 
 RETRIEVERS: dict[str, Retriever] = {
     r.name: r
     for r in (
-        Retriever("dense", "first", dense.search),
-        Retriever("bm25", "first", bm25.search),
-        Retriever("hybrid", "fusion", _fuse, inputs=("dense", "bm25")),
-        Retriever("late_interaction", "rerank", late_interaction.rerank, inputs=("hybrid",)),
-        Retriever("cross_encoder", "rerank", cross_encoder.rerank, inputs=("hybrid",),
-                  available=lambda index: index.cross_encoder is not None),
+        FirstStage("dense", dense.search),
+        FirstStage("bm25", bm25.search),
+        Fusion("hybrid", inputs=("dense", "bm25")),
+        Rerank("late_interaction", late_interaction.rerank, inputs=("hybrid",)),
+        Rerank("cross_encoder", cross_encoder.rerank, inputs=("hybrid",),
+               needs=lambda index: index.cross_encoder is not None),
     )
 }
 
@@ -84,44 +135,42 @@ def available(index: Index, names: Sequence[str] | None = None) -> list[str]:
     return [name for name in RETRIEVERS if name in names and RETRIEVERS[name].available(index)]
 
 
+def _needed(names: Sequence[str]) -> set[str]:
+    """The retrievers to run for ``names``: they and everything upstream of them."""
+    needed, pending = set(), list(names)
+    while pending:
+        name = pending.pop()
+        if name not in needed:
+            needed.add(name)
+            pending += RETRIEVERS[name].inputs
+    return needed
+
+
 def run_retrievers(queries: Sequence, index: Index, k: int, names: Sequence[str] | None = None) -> list[dict]:
     """One row per query and retriever: top-k chunk ids, scores, distances (dense), latencies."""
     names = available(index, names)
-    needed = set(names)
-    for name in names:  # a retriever's inputs run too, even when not reported
-        needed.update(RETRIEVERS[name].inputs)
-        for upstream in RETRIEVERS[name].inputs:
-            needed.update(RETRIEVERS[upstream].inputs)
+    needed = _needed(names)
     rows = []
     for query in queries:
-        lists: dict[str, list[int]] = {}
-        results: dict[str, tuple] = {}
+        rankings: dict[str, Ranking] = {}
+        own: dict[str, float] = {}
         elapsed: dict[str, float] = {}
-        for name, retriever in RETRIEVERS.items():
+        for name, retriever in RETRIEVERS.items():  # registry order: inputs before their users
             if name not in needed:
                 continue
             started = time.perf_counter()
-            if retriever.stage == "first":
-                indices, scores, distances = retriever.run(index, query.text, max(k, FUSION_DEPTH))
-            elif retriever.stage == "fusion":
-                (indices, scores), distances = retriever.run(index, query.text, [lists[i] for i in retriever.inputs],
-                                                             max(k, FUSION_DEPTH)), None
-            else:
-                indices, scores = retriever.run(index, query.text, lists[retriever.inputs[0]][:RERANK_DEPTH], k)
-                distances = None
-            own = (time.perf_counter() - started) * 1000.0
-            elapsed[name] = own + sum(elapsed[i] for i in retriever.inputs)
-            lists[name] = indices
-            results[name] = (indices[:k], scores[:k], distances[:k] if distances is not None else None, own)
+            rankings[name] = retriever.rank(index, query.text, [rankings[i] for i in retriever.inputs], k)
+            own[name] = (time.perf_counter() - started) * 1000.0
+            elapsed[name] = own[name] + sum(elapsed[i] for i in retriever.inputs)
         for name in names:
-            indices, scores, distances, own = results[name]
+            indices, scores, distances = rankings[name]
             rows.append({
                 "query_id": query.query_id,
                 "retriever": name,
-                "chunk_ids": [index.chunk_ids[i] for i in indices],
-                "scores": [float(s) for s in scores],
-                "distances": distances,
+                "chunk_ids": [index.chunk_ids[i] for i in indices[:k]],
+                "scores": [float(s) for s in scores[:k]],
+                "distances": distances[:k] if distances is not None else None,
                 "latency_ms": elapsed[name],
-                "stage_ms": own,
+                "stage_ms": own[name],
             })
     return rows

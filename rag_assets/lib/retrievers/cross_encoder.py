@@ -8,14 +8,20 @@ its rows are absent and the report says so. It is never replaced by a model with
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Protocol, Sequence
 
 
 class CrossEncoderUnavailable(RuntimeError):
     pass
 
 
-def load(path: str):
+class PairScorer(Protocol):
+    """What a second stage needs of a cross encoder: one relevance score per (query, text) pair."""
+
+    def predict(self, pairs: Sequence[tuple[str, str]], show_progress_bar: bool = ...) -> Sequence[float]: ...
+
+
+def load(path: str) -> PairScorer:
     folder = Path(path)
     if not (folder / "config.json").is_file():
         raise CrossEncoderUnavailable(

@@ -1,0 +1,75 @@
+"""One model x strategy partition of embeddings: a vector per chunk, its token costs, and its stamp.
+
+Vectors come from a cache keyed by (weights revision, sha256 of the embedded text): only texts
+this revision never embedded are embedded.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from rag_assets.lib.chunk_report import token_stats, truncated
+from rag_assets.lib.chunking import header_of_text
+from rag_assets.lib.embedding import Embedder
+from rag_assets.lib.embedding_cache import EmbeddingCache, embed_with_cache
+from rag_assets.lib.schemas import embeddings_schema
+from rag_assets.lib.stamps import PIPELINE_VERSION
+
+BATCH = 64
+
+
+def cache_folder(home: Path, embedder: Embedder) -> Path:
+    return Path(home) / "embedding_cache" / embedder.key / embedder.revision
+
+
+def vectors_of(table: pa.Table, dimension: int) -> np.ndarray:
+    """The ``vector`` column of an embeddings table as a float32 (rows, dimension) array."""
+    flat = np.asarray(table.column("vector").combine_chunks().flatten().to_numpy(), dtype=np.float32)
+    return flat.reshape(len(table), dimension)
+
+
+def embed_chunks(
+    chunks: pa.Table, embedder: Embedder, strategy: str, home: Path, progress: Callable[[int, int], None] | None = None,
+) -> tuple[pa.Table, dict]:
+    """(the embeddings table, its figures): vectors, tokens per chunk, header tokens, truncation, stamp."""
+    texts = chunks.column("text").to_pylist()
+    cache = EmbeddingCache(cache_folder(home, embedder), embedder.dimension)
+    started = time.perf_counter()
+    vectors, embedded, reused = embed_with_cache(texts, embedder.embed, cache, BATCH,
+                                                 progress or (lambda done, total: None))
+    seconds = time.perf_counter() - started
+    headers = [header_of_text(text, span_start, end) for text, span_start, end in
+               zip(texts, chunks.column("span_start").to_pylist(), chunks.column("end").to_pylist())]
+    tokens = embedder.count_tokens(texts)
+    header_tokens = [count if header else 0 for header, count in zip(headers, embedder.count_tokens(headers))]
+    first = chunks.slice(0, 1).to_pylist()[0] if len(chunks) else {}
+    stamp = {
+        "model": embedder.key, "revision": embedder.revision, "dimension": embedder.dimension,
+        "normalized": embedder.normalized, "pipeline_version": PIPELINE_VERSION,
+        "extractor_version": first.get("extractor_version"), "snapshot_id": first.get("snapshot_id"),
+        "strategy": strategy,
+    }
+    schema = embeddings_schema(embedder.dimension)
+    table = pa.table({
+        "chunk_id": chunks.column("chunk_id"),
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), embedder.dimension),
+        "tokens": pa.array(tokens, pa.int64()),
+        "header_tokens": pa.array(header_tokens, pa.int64()),
+        # the encoder silently drops what lies past its window
+        "truncated": pa.array([truncated(n, embedder.special_tokens, embedder.window) for n in tokens], pa.bool_()),
+        **{name: pa.array([value] * len(texts), schema.field(name).type) for name, value in stamp.items()},
+    }, schema=schema)
+    stats = token_stats(tokens, header_tokens, embedder.special_tokens, embedder.window)
+    figures = {
+        "chunks": table.num_rows, "texts_embedded": embedded, "texts_reused": reused, "seconds": round(seconds, 2),
+        "embedded_per_second": round(embedded / seconds, 1) if embedded and seconds else 0.0,
+        **{k: v for k, v in stats.items() if k != "window"}, "window": embedder.window or "none",
+        "header_token_share": round(stats["header_token_share"], 4), "stamp": stamp,
+        "runtime": getattr(embedder, "runtime", "native"),
+    }
+    return table, figures

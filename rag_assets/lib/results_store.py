@@ -1,0 +1,54 @@
+"""One evaluation run into DuckDB: every materialised retrieval partition from Parquet, appended to
+the history, with each strategy's costs and the paired comparisons.
+
+Parquet is the source of truth; DuckDB holds what is computed from it (see ``metrics``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from rag_assets.lib.comparisons import write_comparisons
+from rag_assets.lib.metrics import comparison, write_chunk_stats, write_results
+from rag_assets.lib.paths import partition_files
+from rag_assets.lib.schemas import RESULT_COLUMNS, TOKEN_COLUMNS
+
+
+@dataclass
+class Evaluation:
+    run_id: str
+    rows: int  # retrieval rows appended
+    table: pa.Table  # the comparison by model, strategy and retriever
+    paired: pa.Table  # the paired comparisons
+    costs: pa.Table  # chunk_stats
+    configurations: list[tuple[str, str]]  # (model, strategy) of the newest run
+
+
+def read_partitions(connection: duckdb.DuckDBPyConnection, home: Path, asset: str, columns: list[str]) -> pa.Table:
+    files = partition_files(home, asset)
+    if not files:
+        raise FileNotFoundError(f"no partition of {asset} has been materialised yet")
+    return connection.read_parquet([str(f) for f in files], union_by_name=True).select(*columns).to_arrow_table()
+
+
+def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = None) -> Evaluation:
+    """Append every materialised retrieval partition as a new evaluation run, rebuild the views,
+    ``chunk_stats`` and ``comparisons``."""
+    database.parent.mkdir(parents=True, exist_ok=True)
+    with duckdb.connect(str(database)) as connection:
+        runs = read_partitions(connection, home, "retrieval_runs", RESULT_COLUMNS)
+        first = runs.slice(0, 1).to_pylist()[0] if len(runs) else {}
+        run_id = write_results(connection, runs, {"dagster_run_id": dagster_run_id,
+                                                  "eval_version": first.get("eval_version"),
+                                                  "eval_hash": first.get("eval_hash")})
+        write_chunk_stats(connection, read_partitions(connection, home, "embeddings", TOKEN_COLUMNS),
+                          read_partitions(connection, home, "chunk_quality", ["*"]))
+        return Evaluation(
+            run_id=run_id, rows=runs.num_rows, table=comparison(connection), paired=write_comparisons(connection),
+            costs=connection.sql("SELECT * FROM chunk_stats").to_arrow_table(),
+            configurations=connection.sql("SELECT DISTINCT model, strategy FROM latest_results ORDER BY ALL").fetchall(),
+        )

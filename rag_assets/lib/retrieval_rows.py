@@ -1,0 +1,76 @@
+"""One model x strategy partition of retrieval rows: every query of the evaluation set against the
+index, judged, and stamped with what built the index.
+
+The index must be the one the model and chunks in hand would build: built with other weights or
+for other chunks, it is refused (``IndexMismatch``) with the partition to re-materialise.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from rag_assets.lib.documents import canonical_texts
+from rag_assets.lib.embedding import Embedder
+from rag_assets.lib.embedding_rows import vectors_of
+from rag_assets.lib.evalset import NEEDLE, OUT_OF_DOMAIN, chunks_by_document, queries_from_rows, span_holders
+from rag_assets.lib.judging import judge
+from rag_assets.lib.retrievers import Index, available, cross_encoder, run_retrievers
+from rag_assets.lib.schemas import QUERY_COLUMNS, RETRIEVAL_RUNS, STAMP_FIELDS, table_from_rows
+
+
+class IndexMismatch(ValueError):
+    """The stored index was not built from the model or chunks in hand; the message says what to rebuild."""
+
+
+def check_index(embeddings: pa.Table, chunks: pa.Table, embedder: Embedder, partition: str) -> None:
+    index_revision = embeddings.column("revision")[0].as_py() if len(embeddings) else embedder.revision
+    if index_revision != embedder.revision:
+        raise IndexMismatch(
+            f"index of {embedder.key} was built with weights {index_revision}, the model loaded now is "
+            f"{embedder.revision}: re-materialise embeddings for {partition}")
+    if embeddings.column("chunk_id").to_pylist() != chunks.column("chunk_id").to_pylist():
+        raise IndexMismatch(f"embeddings {partition} do not match the current chunks: re-materialise them")
+
+
+def retrieve_and_judge(
+    eval_set: pa.Table, extracted_text: pa.Table, chunks: pa.Table, embeddings: pa.Table, embedder: Embedder,
+    retrievers: Sequence[str], top_k: int, cross_encoder_folder: str = "", partition: str = "",
+) -> tuple[pa.Table, dict]:
+    """(one row per query and retriever, the partition's figures)."""
+    check_index(embeddings, chunks, embedder, partition)
+    queries = queries_from_rows(eval_set.to_pylist())
+    documents = canonical_texts(extracted_text.to_pylist())
+    chunk_rows = chunks.select(["chunk_id", "doc_id", "span_start", "end"]).to_pylist()
+    by_doc = chunks_by_document(chunk_rows)
+    chunk_doc = {row["chunk_id"]: row["doc_id"] for row in chunk_rows}
+    holders = {q.query_id: span_holders(q.spans, by_doc, documents) for q in queries if q.query_kind == NEEDLE}
+    index = Index(chunk_ids=embeddings.column("chunk_id").to_pylist(), texts=chunks.column("text").to_pylist(),
+                  vectors=vectors_of(embeddings, embedder.dimension), embedder=embedder,
+                  cross_encoder=cross_encoder.load(cross_encoder_folder) if cross_encoder_folder else None)
+    ran = available(index, retrievers)
+    runs = run_retrievers(queries, index, top_k, ran)
+    by_query = {q.query_id: q for q in queries}
+    by_id = {row["query_id"]: row for row in eval_set.select(QUERY_COLUMNS).to_pylist()}
+    stamp = {field: embeddings.column(field)[0].as_py() if len(embeddings) else None for field in STAMP_FIELDS}
+    rows = [
+        by_id[run["query_id"]] | run
+        | judge(by_query[run["query_id"]], run["chunk_ids"], holders.get(run["query_id"], set()), chunk_doc) | stamp
+        for run in runs
+    ]
+    return table_from_rows(RETRIEVAL_RUNS, rows, "retrieval_runs"), _figures(rows, queries, ran, retrievers, top_k)
+
+
+def _figures(rows: list[dict], queries: list, ran: list[str], asked: Sequence[str], top_k: int) -> dict:
+    skipped = {name: "no cross encoder configured (settings.cross_encoder)" if name == "cross_encoder"
+               else "not available" for name in asked if name not in ran}
+    judged = [row for row in rows if row["query_kind"] != OUT_OF_DOMAIN]
+    hits = {
+        name: {"hits": sum(r["hit_rank"] is not None for r in judged if r["retriever"] == name),
+               "mean_latency_ms": round(float(np.mean([r["latency_ms"] for r in rows if r["retriever"] == name])), 3)}
+        for name in ran
+    }
+    return {"queries": len(queries), "retrievers": ran, "retrievers_skipped": skipped,
+            "judged_queries": len(judged) // max(len(ran), 1), f"hits_in_top_{top_k}": hits}

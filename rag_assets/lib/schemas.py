@@ -1,0 +1,128 @@
+"""The contract of every Parquet file the graph writes: one Arrow schema per stage output.
+
+Each asset builds its table with ``table_from_rows`` (a row with a column too many or too few is
+an error naming the column, never silently dropped or filled), and the IO manager checks every
+table against its asset's schema before it writes (``check_table``). A column that happens to be
+all null in one partition keeps its declared type, so every partition of an asset reads back
+with one schema.
+
+``vector`` is the one column whose type depends on the model: a fixed-size list of float32 of
+the model's dimension (``embeddings_schema``).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import pyarrow as pa
+
+
+class SchemaError(ValueError):
+    """A table does not match its stage's declared schema; the message names the asset and column."""
+
+
+STAMP = [
+    ("model", pa.string()), ("revision", pa.string()), ("dimension", pa.int64()), ("normalized", pa.bool_()),
+    ("pipeline_version", pa.string()), ("extractor_version", pa.string()), ("snapshot_id", pa.string()),
+    ("strategy", pa.string()),
+]
+STAMP_FIELDS = tuple(name for name, _ in STAMP)
+
+CORPUS_SNAPSHOT = pa.schema([
+    ("path", pa.string()), ("size", pa.int64()), ("sha256", pa.string()), ("format", pa.string()),
+    ("corpus_dir", pa.string()), ("snapshot_id", pa.string()),
+])
+
+SECTION = pa.struct([
+    ("path", pa.string()), ("heading", pa.string()), ("level", pa.int64()), ("anchor", pa.string()),
+    ("start", pa.int64()), ("end", pa.int64()),
+])
+EXTRACTED_TEXT = pa.schema([
+    ("doc_id", pa.string()), ("format", pa.string()), ("title", pa.string()), ("text", pa.string()),
+    ("sections", pa.list_(SECTION)), ("status", pa.string()), ("error", pa.string()), ("extractor", pa.string()),
+    ("extractor_version", pa.string()), ("snapshot_id", pa.string()),
+])
+
+EVAL_SET = pa.schema([
+    ("query_id", pa.string()), ("source", pa.string()), ("needle_id", pa.string()), ("phrasing", pa.string()),
+    ("question", pa.string()), ("query_kind", pa.string()), ("kind", pa.string()),
+    ("spans", pa.list_(pa.struct([("doc_id", pa.string()), ("text", pa.string())]))),
+    ("relevant_doc_ids", pa.list_(pa.string())), ("eval_version", pa.string()), ("eval_hash", pa.string()),
+])
+
+CHUNKS = pa.schema([
+    ("chunk_id", pa.string()), ("doc_id", pa.string()), ("strategy", pa.string()), ("section", pa.string()),
+    ("text", pa.string()), ("content", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
+    ("span_start", pa.int64()), ("snapshot_id", pa.string()), ("extractor_version", pa.string()),
+])
+
+CHUNK_QUALITY = pa.schema([
+    ("strategy", pa.string()), ("chunks", pa.int64()), ("mean_characters", pa.float64()),
+    ("max_characters", pa.int64()), ("needles", pa.int64()), ("answers_destroyed", pa.int64()),
+    ("destroyed_needles", pa.list_(pa.string())),
+])
+
+
+def embeddings_schema(dimension: int) -> pa.Schema:
+    return pa.schema([
+        ("chunk_id", pa.string()), ("vector", pa.list_(pa.float32(), dimension)), ("tokens", pa.int64()),
+        ("header_tokens", pa.int64()), ("truncated", pa.bool_()), *STAMP,
+    ])
+
+
+QUERY_COLUMNS = ["query_id", "needle_id", "phrasing", "query_kind", "kind", "eval_version", "eval_hash"]
+RETRIEVAL_RUNS = pa.schema([
+    ("query_id", pa.string()), ("needle_id", pa.string()), ("phrasing", pa.string()), ("query_kind", pa.string()),
+    ("kind", pa.string()), ("eval_version", pa.string()), ("eval_hash", pa.string()), ("retriever", pa.string()),
+    ("chunk_ids", pa.list_(pa.string())), ("scores", pa.list_(pa.float64())), ("distances", pa.list_(pa.float64())),
+    ("latency_ms", pa.float64()), ("stage_ms", pa.float64()), ("hit_rank", pa.int64()),
+    ("relevant_ranks", pa.list_(pa.int64())), ("relevant_total", pa.int64()), *STAMP,
+])
+
+# what the metrics read back from the retrieval and embedding partitions
+RESULT_COLUMNS = ["query_id", "needle_id", "phrasing", "query_kind", "kind", "retriever", *STAMP_FIELDS,
+                  "eval_version", "eval_hash", "hit_rank", "relevant_ranks", "relevant_total", "chunk_ids", "scores",
+                  "distances", "latency_ms", "stage_ms"]
+TOKEN_COLUMNS = ["model", "strategy", "tokens", "header_tokens", "truncated"]
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "corpus_snapshot": CORPUS_SNAPSHOT,
+    "extracted_text": EXTRACTED_TEXT,
+    "eval_set": EVAL_SET,
+    "chunks": CHUNKS,
+    "chunk_quality": CHUNK_QUALITY,
+    "embeddings": embeddings_schema(0),  # the vector's size is the model's: checked apart
+    "retrieval_runs": RETRIEVAL_RUNS,
+}
+
+
+def table_from_rows(schema: pa.Schema, rows: Iterable[Mapping], what: str) -> pa.Table:
+    """The rows as a table of exactly this schema; a row with another set of columns is an error."""
+    rows = list(rows)
+    names = set(schema.names)
+    for number, row in enumerate(rows):
+        if set(row) != names:
+            extra, missing = sorted(set(row) - names), sorted(names - set(row))
+            raise SchemaError(f"{what}: row {number} does not match the schema"
+                              + (f"; extra columns {', '.join(extra)}" if extra else "")
+                              + (f"; missing columns {', '.join(missing)}" if missing else ""))
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def _same_type(declared: pa.DataType, found: pa.DataType) -> bool:
+    if pa.types.is_fixed_size_list(declared) and pa.types.is_fixed_size_list(found):
+        return declared.value_type == found.value_type and (declared.list_size in (0, found.list_size))
+    return declared == found
+
+
+def check_table(asset: str, table: pa.Table) -> None:
+    """Raise SchemaError unless ``table`` has exactly the columns and types declared for ``asset``."""
+    declared = SCHEMAS.get(asset)
+    if declared is None:
+        raise SchemaError(f"{asset}: no schema is declared for it in rag_assets/lib/schemas.py")
+    if table.schema.names != declared.names:
+        raise SchemaError(f"{asset}: columns {table.schema.names} differ from the declared {declared.names}")
+    for field in declared:
+        found = table.schema.field(field.name).type
+        if not _same_type(field.type, found):
+            raise SchemaError(f"{asset}: column {field.name} is {found}, declared {field.type}")
