@@ -24,9 +24,10 @@ import numpy as np  # noqa: E402
 
 from rag_assets.lib.chunking import STRATEGIES, chunk_document  # noqa: E402
 from rag_assets.lib.corpus import scan_corpus  # noqa: E402
-from rag_assets.lib.embedding import MODELS, _package_folder, l2_normalize, load_model  # noqa: E402
+from rag_assets.lib.embedding import MODELS, _package_folder, load_model  # noqa: E402
 from rag_assets.lib.extraction import extract_document  # noqa: E402
 from rag_assets.lib.paths import DEFAULT_CORPUS_DIR  # noqa: E402
+from rag_assets.lib.vectors import l2_normalize  # noqa: E402
 
 
 def chunk_texts(strategy: str) -> list[str]:

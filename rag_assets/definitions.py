@@ -3,7 +3,13 @@
 from pathlib import Path
 
 from dagster import (
-    DefaultScheduleStatus, DefaultSensorStatus, Definitions, ScheduleDefinition, SensorResult, define_asset_job, sensor,
+    DefaultScheduleStatus,
+    DefaultSensorStatus,
+    Definitions,
+    ScheduleDefinition,
+    SensorResult,
+    define_asset_job,
+    sensor,
 )
 
 from rag_assets.assets.chunks import chunk_quality, chunks

@@ -13,7 +13,11 @@ from __future__ import annotations
 from typing import Iterable
 
 from dagster import (
-    DagsterInstance, DynamicPartitionsDefinition, MultiPartitionKey, MultiPartitionsDefinition, PartitionsDefinition,
+    DagsterInstance,
+    DynamicPartitionsDefinition,
+    MultiPartitionKey,
+    MultiPartitionsDefinition,
+    PartitionsDefinition,
     StaticPartitionsDefinition,
 )
 

@@ -96,7 +96,7 @@ def test_missing_corpus_folder_stops_the_first_asset_naming_it(tmp_path, tiny_ne
 def test_our_measures_agree_with_ir_measures_on_real_retrieval_rows(tmp_path, tiny_corpus, tiny_needles):
     """success@k (= recall@k for one needle), MRR and nDCG@10 from DuckDB against ir_measures (pytrec_eval), to 1e-9."""
     import ir_measures
-    from ir_measures import Qrel, ScoredDoc, Success, RR, nDCG
+    from ir_measures import RR, Qrel, ScoredDoc, Success, nDCG
 
     settings = _settings(tmp_path, tiny_corpus, tiny_needles)
     materialize_all(settings, DagsterInstance.ephemeral(), models=EmbeddingModels(), model_keys=["wordllama"],

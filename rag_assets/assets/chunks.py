@@ -1,7 +1,7 @@
 import pyarrow as pa
 from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
-from rag_assets.lib.chunk_report import character_stats, chunk_quality as quality_of
+from rag_assets.lib.chunk_report import character_stats, quality_row
 from rag_assets.lib.chunking import STRATEGIES, chunk_rows
 from rag_assets.lib.schemas import CHUNK_QUALITY, CHUNKS, table_from_rows
 from rag_assets.partitions import strategy_partitions
@@ -26,8 +26,9 @@ def chunk_quality(
     context: AssetExecutionContext, chunks: pa.Table, eval_set: pa.Table, extracted_text: pa.Table
 ) -> Output[pa.Table]:
     """Per strategy: chunk sizes, and the needles no chunk holds whole (answers destroyed)."""
-    row = quality_of(context.partition_key, chunks.select(["chunk_id", "doc_id", "span_start", "end", "content"]).to_pylist(),
-                     eval_set.to_pylist(), extracted_text.to_pylist())
+    columns = ["chunk_id", "doc_id", "span_start", "end", "content"]
+    row = quality_row(context.partition_key, chunks.select(columns).to_pylist(), eval_set.to_pylist(),
+                      extracted_text.to_pylist())
     return Output(
         table_from_rows(CHUNK_QUALITY, [row], "chunk_quality"),
         metadata={"chunks": row["chunks"], "answers_destroyed": row["answers_destroyed"],

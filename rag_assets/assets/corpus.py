@@ -10,7 +10,6 @@ from rag_assets.lib.corpus import UNSUPPORTED, scan_corpus, snapshot_id
 from rag_assets.lib.schemas import CORPUS_SNAPSHOT, table_from_rows
 from rag_assets.resources import RagSettings
 
-
 with warnings.catch_warnings():  # observable source assets are beta, and exactly what is needed here
     warnings.simplefilter("ignore", BetaWarning)
 

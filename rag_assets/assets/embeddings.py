@@ -3,8 +3,16 @@ from pathlib import Path
 
 import pyarrow as pa
 from dagster import (
-    AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetExecutionContext, BetaWarning,
-    DataVersionsByPartition, Output, asset, asset_check, observable_source_asset,
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetExecutionContext,
+    BetaWarning,
+    DataVersionsByPartition,
+    Output,
+    asset,
+    asset_check,
+    observable_source_asset,
 )
 
 from rag_assets.asset_support import as_metadata, partition_tables

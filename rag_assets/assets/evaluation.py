@@ -7,7 +7,12 @@ from rag_assets.asset_support import as_metadata, versioned_output
 from rag_assets.lib.documents import canonical_texts
 from rag_assets.lib.eval_sources import load_eval_set
 from rag_assets.lib.evalset import (
-    NEEDLE_SET, OUT_OF_DOMAIN, duplicate_id_problems, heading_problems, needles_from_rows, occurrence_problems,
+    NEEDLE_SET,
+    OUT_OF_DOMAIN,
+    duplicate_id_problems,
+    heading_problems,
+    needles_from_rows,
+    occurrence_problems,
     phrasing_problems,
 )
 from rag_assets.lib.schemas import EVAL_SET, table_from_rows

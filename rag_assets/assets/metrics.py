@@ -3,7 +3,13 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 from dagster import (
-    AssetCheckResult, AssetCheckSeverity, AssetExecutionContext, AssetIn, MaterializeResult, MetadataValue, asset,
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetExecutionContext,
+    AssetIn,
+    MaterializeResult,
+    MetadataValue,
+    asset,
     asset_check,
 )
 

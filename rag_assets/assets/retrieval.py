@@ -1,7 +1,14 @@
 import pyarrow as pa
 from dagster import (
-    AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetExecutionContext, AssetIn, MetadataValue,
-    Output, asset, asset_check,
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetExecutionContext,
+    AssetIn,
+    MetadataValue,
+    Output,
+    asset,
+    asset_check,
 )
 
 from rag_assets.asset_support import as_metadata, partition_tables, snapshot_of

@@ -48,7 +48,7 @@ def token_stats(tokens: Sequence[int], header_tokens: Sequence[int], special_tok
     }
 
 
-def chunk_quality(strategy: str, chunks: Sequence[Mapping], eval_rows: Iterable[Mapping],
+def quality_row(strategy: str, chunks: Sequence[Mapping], eval_rows: Iterable[Mapping],
                   documents: Iterable[Mapping]) -> dict:
     """One strategy's row: chunk sizes, and the needles no chunk holds whole (answers destroyed).
 

@@ -24,6 +24,8 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from rag_assets.lib.vectors import l2_normalize
+
 # Files whose bytes define what a sentence-transformers model computes.
 _REVISION_SUFFIXES = (".safetensors", ".bin", ".onnx", ".json", ".txt", ".model")
 ST, ONNX_MEAN_POOLING, WORDLLAMA = "sentence-transformers", "onnx-mean-pooling", "wordllama"
@@ -146,11 +148,6 @@ def current_revision(spec: ModelSpec) -> str:
     """The revision of the weights installed now, without loading the model."""
     return _loader(spec).installed_revision(spec)
 
-
-def l2_normalize(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, np.float32(1e-12))
 
 
 class _TokenMemory:

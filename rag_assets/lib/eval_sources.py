@@ -9,8 +9,18 @@ from pathlib import Path
 from rag_assets.lib.beir import is_beir_folder, load_judgements
 from rag_assets.lib.corpus import BEIR_CORPUS_FILES
 from rag_assets.lib.evalset import (
-    BEIR, DOCUMENT, NEEDLE, NEEDLE_SET, Needle, OutOfDomainQuery, content_hash, expand_queries, load_needles,
-    load_out_of_domain, query_rows, set_version,
+    BEIR,
+    DOCUMENT,
+    NEEDLE,
+    NEEDLE_SET,
+    Needle,
+    OutOfDomainQuery,
+    content_hash,
+    expand_queries,
+    load_needles,
+    load_out_of_domain,
+    query_rows,
+    set_version,
 )
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_assets.lib.embedding import l2_normalize
+from rag_assets.lib.vectors import l2_normalize
 
 ACCELERATED_MIN_COSINE = 0.99999
 PROBES = ("How do I descale a kettle?", "x", "A longer probe sentence, with punctuation; numbers 3.14 and code: "

@@ -4,8 +4,8 @@ import pytest
 
 from rag_assets.lib.beir import beir_document, is_beir_folder, load_judgements
 from rag_assets.lib.corpus import BEIR_CORPUS, BEIR_EVAL, scan_corpus
-from rag_assets.lib.evalset import EvalSetError
 from rag_assets.lib.documents import extract_entry
+from rag_assets.lib.evalset import EvalSetError
 
 
 @pytest.fixture

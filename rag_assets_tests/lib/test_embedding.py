@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 
 from rag_assets.lib.embedding import (
-    MODELS, ST, ModelSpec, ModelUnavailableError, current_revision, files_revision, load_model,
+    MODELS,
+    ST,
+    ModelSpec,
+    ModelUnavailableError,
+    current_revision,
+    files_revision,
+    load_model,
 )
 
 SENTENCES = ["How do I descale a kettle?", "Toasters brown bread.", "remove limescale from the kettle"]

@@ -4,9 +4,23 @@ import pytest
 
 from rag_assets.lib.corpus import scan_corpus
 from rag_assets.lib.evalset import (
-    OUT_OF_DOMAIN, EvalSetError, Needle, OutOfDomainQuery, duplicate_id_problems, expand_queries, heading_problems,
-    holds_needle, load_needles, load_out_of_domain, needle_holders, needles_from_rows, occurrence_problems,
-    phrasing_problems, queries_from_rows, query_rows, set_version,
+    OUT_OF_DOMAIN,
+    EvalSetError,
+    Needle,
+    OutOfDomainQuery,
+    duplicate_id_problems,
+    expand_queries,
+    heading_problems,
+    holds_needle,
+    load_needles,
+    load_out_of_domain,
+    needle_holders,
+    needles_from_rows,
+    occurrence_problems,
+    phrasing_problems,
+    queries_from_rows,
+    query_rows,
+    set_version,
 )
 from rag_assets.lib.extraction import extract_document
 from rag_assets.lib.paths import DEFAULT_CORPUS_DIR, DEFAULT_EVAL_SET, DEFAULT_OUT_OF_DOMAIN

@@ -1,7 +1,6 @@
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import pytest
 
 from rag_assets.lib.corpus import scan_corpus
 from rag_assets.lib.extraction import ExtractionError, extract_document, extract_html

@@ -1,7 +1,6 @@
 from rag_assets.lib.evalset import Query
 from rag_assets.lib.judging import document_ranking, judge
 
-
 CHUNK_DOC = {"a1": "A", "a2": "A", "b1": "B", "c1": "C"}
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 
-from rag_assets.lib.embedding import l2_normalize
 from rag_assets.lib.vector_checks import distance_identity_gap, norm_deviation
+from rag_assets.lib.vectors import l2_normalize
 
 
 def test_unit_vectors_satisfy_the_identity():
