@@ -36,6 +36,28 @@ def _report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
     return 0
 
 
+def _history(home: Path, model: str | None, strategy: str | None, retriever: str | None) -> int:
+    import duckdb
+
+    from rag_assets.lib.comparisons import REPORT_STRATEGY, STRATEGY_RETRIEVER
+    from rag_assets.lib.embedding import DEFAULT_MODEL
+    from rag_assets.lib.metrics import format_history, history
+
+    database = paths.duckdb_path(home)
+    if not database.exists():
+        print(f"no results yet at {database}: run `rag-assets evaluate` first", file=sys.stderr)
+        return 1
+    model, strategy, retriever = model or DEFAULT_MODEL, strategy or REPORT_STRATEGY, retriever or STRATEGY_RETRIEVER
+    with duckdb.connect(str(database), read_only=True) as connection:
+        table = history(connection, model, strategy, retriever)
+    if not len(table):
+        print(f"no evaluation run holds {model} x {strategy} x {retriever}", file=sys.stderr)
+        return 1
+    print(f"{model} x {strategy} x {retriever}, every evaluation run:\n")
+    print(format_history(table))
+    return 0
+
+
 def _progress(line: str) -> None:
     print(f"rag-assets: {line}", flush=True)
 
@@ -81,7 +103,7 @@ def _backfill(args: argparse.Namespace, home: Path) -> int:
     settings = RagSettings(home=str(home), corpus_dir=str(Path(args.corpus).resolve()),
                            eval_set=str(Path(args.eval_set).resolve()),
                            out_of_domain=str(Path(args.out_of_domain).resolve()) if args.out_of_domain else "")
-    backfill_model(settings, default_instance(home), args.model, progress=_progress)
+    backfill_model(settings, default_instance(home), args.model, strategies=args.strategies, progress=_progress)
     return _report(home, ["model", "strategy", "retriever"], "table")
 
 
@@ -105,10 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
 
     evaluate = commands.add_parser("evaluate", help="materialise the whole graph and print the comparison")
-    evaluate.add_argument("--corpus", default=str(paths.DEFAULT_CORPUS_DIR), help="folder of documents")
-    evaluate.add_argument("--eval-set", default=str(paths.DEFAULT_EVAL_SET),
+    evaluate.add_argument("--corpus", default=paths.corpus_dir(), help="folder of documents")
+    evaluate.add_argument("--eval-set", default=paths.eval_set(),
                           help="needle questions (JSON Lines), or a BEIR folder with queries.jsonl and qrels/")
-    evaluate.add_argument("--out-of-domain", default=str(paths.DEFAULT_OUT_OF_DOMAIN),
+    evaluate.add_argument("--out-of-domain", default=paths.out_of_domain(),
                           help="queries the corpus cannot answer (JSON Lines); '' for none")
     evaluate.add_argument("--beir-split", default="test", help="qrels split of a BEIR evaluation set")
     evaluate.add_argument("--models", nargs="+", help="embedding models (default: all registered)")
@@ -117,14 +139,20 @@ def build_parser() -> argparse.ArgumentParser:
     backfill = commands.add_parser(
         "backfill", help="rebuild one model's embeddings, retrieval and metrics (after its weights changed)")
     backfill.add_argument("--model", required=True, help="registry key of the model")
-    backfill.add_argument("--corpus", default=str(paths.DEFAULT_CORPUS_DIR), help="as given to evaluate")
-    backfill.add_argument("--eval-set", default=str(paths.DEFAULT_EVAL_SET), help="as given to evaluate")
-    backfill.add_argument("--out-of-domain", default=str(paths.DEFAULT_OUT_OF_DOMAIN), help="as given to evaluate")
+    backfill.add_argument("--corpus", default=paths.corpus_dir(), help="as given to evaluate")
+    backfill.add_argument("--eval-set", default=paths.eval_set(), help="as given to evaluate")
+    backfill.add_argument("--out-of-domain", default=paths.out_of_domain(), help="as given to evaluate")
+    backfill.add_argument("--strategies", nargs="+", help="chunking strategies (default: all registered)")
 
     report = commands.add_parser("report", help="print the comparison table from DuckDB")
     report.add_argument("--by", default="model,strategy,retriever", help="columns to group by, comma-separated")
     report.add_argument("--format", choices=("table", "json"), default="table")
     report.add_argument("--paired", action="store_true", help="also print the paired tests (table: comparisons)")
+
+    history = commands.add_parser("history", help="recall@20 and MRR of one configuration in every evaluation run")
+    history.add_argument("--model", help="registry key (default: all-MiniLM-L6-v2)")
+    history.add_argument("--strategy", help="chunking strategy (default: boundaries_header)")
+    history.add_argument("--retriever", help="retriever (default: dense)")
 
     ui = commands.add_parser("ui", help="open the Dagster UI on the project (dagster dev)")
     ui.add_argument("--port", type=int, default=3000)
@@ -142,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         return _backfill(args, home)
     if args.command == "report":
         return _report(home, [c.strip() for c in args.by.split(",") if c.strip()], args.format, args.paired)
+    if args.command == "history":
+        return _history(home, args.model, args.strategy, args.retriever)
     if args.command == "ui":
         return _ui(args, home)
     parser.print_help()

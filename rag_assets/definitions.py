@@ -3,12 +3,15 @@
 from pathlib import Path
 
 from dagster import (
+    AssetSelection,
+    AutomationConditionSensorDefinition,
     DefaultScheduleStatus,
     DefaultSensorStatus,
     Definitions,
     ScheduleDefinition,
     SensorResult,
     define_asset_job,
+    in_process_executor,
     sensor,
 )
 
@@ -17,7 +20,7 @@ from rag_assets.assets.corpus import corpus_folder, corpus_snapshot
 from rag_assets.assets.embeddings import embedding_model, embeddings, vectors_are_unit_length
 from rag_assets.assets.evaluation import EVAL_SET_CHECKS, eval_set
 from rag_assets.assets.extraction import every_document_extracted, extracted_text
-from rag_assets.assets.metrics import metrics_stamps_agree, retrieval_metrics
+from rag_assets.assets.metrics import metrics_stamps_agree, no_significant_regression, retrieval_metrics
 from rag_assets.assets.retrieval import retrieval_runs, retrieval_stamps_agree
 from rag_assets.lib import paths
 from rag_assets.lib.embedding import MODELS
@@ -31,9 +34,31 @@ ASSETS = [
 
 ASSET_CHECKS = [
     every_document_extracted, *EVAL_SET_CHECKS, vectors_are_unit_length, retrieval_stamps_agree, metrics_stamps_agree,
+    no_significant_regression,
 ]
 
-observe_inputs = define_asset_job("observe_inputs", selection=[corpus_folder, embedding_model])
+TRIGGER_TAG = "rag_assets/trigger"  # cli, nightly, automation (Dagster tags its own runs too)
+COMMAND_TAG = "rag_assets/command"  # evaluate, backfill
+MODELS_TAG = "rag_assets/models"
+STRATEGIES_TAG = "rag_assets/strategies"
+
+observe_inputs = define_asset_job("observe_inputs", selection=[corpus_folder, embedding_model],
+                                  description="Hash the corpus folder and every model's weights.")
+# the named jobs `rag-assets` runs, one per partitioning, so the runs list tells what each run built
+evaluation_inputs = define_asset_job("evaluation_inputs", selection=[corpus_snapshot, extracted_text, eval_set],
+                                     description="Snapshot, extract and check the evaluation set.")
+chunking = define_asset_job("chunking", selection=[chunks, chunk_quality],
+                            description="One chunking strategy: its chunks and what it costs.")
+model_partition = define_asset_job("model_partition", selection=[embeddings, retrieval_runs],
+                                   description="One model x strategy: embeddings, then every query through every retriever.")
+evaluation_metrics = define_asset_job("evaluation_metrics", selection=[retrieval_metrics],
+                                      description="Append an evaluation run of every materialised partition to DuckDB.")
+nightly_evaluation_job = define_asset_job(
+    "nightly_evaluation", selection=[corpus_folder, embedding_model, retrieval_metrics],
+    tags={TRIGGER_TAG: "nightly"},
+    description="Observe the corpus and the models, then append a fresh evaluation run over every partition; "
+    "what the observations found changed is rebuilt by the automation sensor.")
+JOBS = [observe_inputs, evaluation_inputs, chunking, model_partition, evaluation_metrics, nightly_evaluation_job]
 
 input_observation = ScheduleDefinition(
     name="input_observation",
@@ -51,14 +76,37 @@ def model_registry(context) -> SensorResult:
     return SensorResult(dynamic_partitions_requests=[model_partitions.build_add_request(new)] if new else [])
 
 
+automation = AutomationConditionSensorDefinition(
+    "rag_assets_automation", target=AssetSelection.all(), default_status=DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30, run_tags={TRIGGER_TAG: "automation"},
+    description="Rebuilds what a corpus or model change made stale, down to the metrics (rag_assets/automation.py).",
+)
+
+
+def nightly_schedule(settings: RagSettings) -> ScheduleDefinition:
+    return ScheduleDefinition(
+        name="nightly_evaluation",
+        job=nightly_evaluation_job,
+        cron_schedule=settings.nightly_cron,
+        execution_timezone=settings.nightly_timezone,
+        default_status=DefaultScheduleStatus.RUNNING,
+        tags={TRIGGER_TAG: "nightly"},
+        description="Every night: observe the corpus and the models, and append an evaluation run to the history, "
+        "even when nothing changed (a flat line is evidence too).",
+    )
+
+
 def build_definitions(settings: RagSettings | None = None, models: EmbeddingModels | None = None) -> Definitions:
     """The graph bound to a storage folder, corpus and evaluation set (defaults: the project's)."""
     settings = settings or RagSettings()
     return Definitions(
         assets=ASSETS,
         asset_checks=ASSET_CHECKS,
-        schedules=[input_observation],
-        sensors=[model_registry],
+        jobs=JOBS,
+        schedules=[input_observation, nightly_schedule(settings)],
+        sensors=[model_registry, automation],
+        # one process per run, not per step: a step pays no interpreter and model start of its own
+        executor=in_process_executor,
         resources={
             "settings": settings,
             "models": models or EmbeddingModels(onnx_dir=str(paths.onnx_dir(Path(settings.home)))),

@@ -24,17 +24,19 @@ class RagSettings(ConfigurableResource):
         description="Storage folder for every output ($RAG_ASSETS_HOME; default storage/ in the project).",
     )
     corpus_dir: str = Field(
-        default=str(paths.DEFAULT_CORPUS_DIR),
-        description="Folder of documents to evaluate on; every file under it is a document.",
+        default_factory=paths.corpus_dir,
+        description="Folder of documents to evaluate on; every file under it is a document ($RAG_ASSETS_CORPUS).",
     )
     eval_set: str = Field(
-        default=str(paths.DEFAULT_EVAL_SET),
-        description="JSON Lines file of needle questions for this corpus, or a BEIR folder (queries and qrels).",
+        default_factory=paths.eval_set,
+        description="JSON Lines file of needle questions for this corpus, or a BEIR folder (queries and qrels) "
+        "($RAG_ASSETS_EVAL_SET).",
     )
     beir_split: str = Field(default="test", description="The qrels split to evaluate when eval_set is a BEIR folder.")
     out_of_domain: str = Field(
-        default=str(paths.DEFAULT_OUT_OF_DOMAIN),
-        description="JSON Lines file of queries the corpus cannot answer ('' for none: no refusal calibration).",
+        default_factory=paths.out_of_domain,
+        description="JSON Lines file of queries the corpus cannot answer ('' for none: no refusal calibration; "
+        "$RAG_ASSETS_OUT_OF_DOMAIN).",
     )
     phrasings: list[str] = Field(
         default=["doc", "ticket"], description="Phrasings every needle must carry, each with a non-empty question."
@@ -51,6 +53,14 @@ class RagSettings(ConfigurableResource):
     cross_encoder: str = Field(
         default="",
         description="Folder of a trained sentence-transformers CrossEncoder for the second stage; '' for none.",
+    )
+    nightly_cron: str = Field(
+        default_factory=lambda: os.environ.get("RAG_ASSETS_NIGHTLY_CRON", "0 2 * * *"),
+        description="When the nightly evaluation runs (cron; $RAG_ASSETS_NIGHTLY_CRON, default 02:00).",
+    )
+    nightly_timezone: str = Field(
+        default_factory=lambda: os.environ.get("RAG_ASSETS_NIGHTLY_TIMEZONE", "UTC"),
+        description="The timezone of nightly_cron ($RAG_ASSETS_NIGHTLY_TIMEZONE, default UTC).",
     )
 
     @property

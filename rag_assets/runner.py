@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from dagster import DagsterInstance, materialize
+from dagster import DagsterInstance
 
-from rag_assets.definitions import ASSET_CHECKS, ASSETS, build_definitions
+from rag_assets.definitions import COMMAND_TAG, MODELS_TAG, STRATEGIES_TAG, TRIGGER_TAG, build_definitions
 from rag_assets.lib import paths
 from rag_assets.lib.chunking import STRATEGIES
 from rag_assets.lib.embedding import MODELS
@@ -82,33 +82,34 @@ def _checks(result) -> list[CheckOutcome]:
 
 
 class Runner:
-    """Materialises parts of the graph into one instance, one partition key per run."""
+    """Runs the graph's named jobs into one instance, one partition key per run, each run tagged with
+    the command, models and strategies it serves and ``rag_assets/trigger=cli``."""
 
     def __init__(self, settings: RagSettings, instance: DagsterInstance, models: EmbeddingModels | None = None,
-                 progress: Callable[[str], None] = print) -> None:
+                 progress: Callable[[str], None] = print, tags: dict[str, str] | None = None) -> None:
         self.settings, self.instance, self.progress = settings, instance, progress
         self.definitions = build_definitions(settings, models)
-        self.resources = dict(self.definitions.resources)
+        self.tags = {TRIGGER_TAG: "cli", **(tags or {})}
 
-    def run(self, selection: list[str], partition_key=None, label: str = "", raise_on_error: bool = True):
-        self.progress(f"materialising {', '.join(selection)}{' ' + label if label else ''}")
-        return materialize(
-            [*ASSETS, *ASSET_CHECKS], selection=selection, partition_key=partition_key, instance=self.instance,
-            resources=self.resources, run_config=QUIET_RUN_CONFIG, raise_on_error=raise_on_error,
+    def run(self, job: str, partition_key=None, label: str = "", raise_on_error: bool = True):
+        self.progress(f"running {job}{' ' + label if label else ''}")
+        return self.definitions.resolve_job_def(job).execute_in_process(
+            instance=self.instance, partition_key=partition_key, run_config=QUIET_RUN_CONFIG, tags=self.tags,
+            raise_on_error=raise_on_error,
         )
 
     def observe_inputs(self, model_keys: Sequence[str]) -> None:
         """Register model partitions, then observe the corpus folder and the models' weights."""
         add_model_partitions(self.instance, model_keys)
-        self.progress("observing corpus_folder and embedding_model")
-        observe = self.definitions.resolve_job_def("observe_inputs")
-        observe.execute_in_process(instance=self.instance, run_config=QUIET_RUN_CONFIG)
+        self.run("observe_inputs", label="(corpus_folder, embedding_model)")
 
     def model_partitions(self, model: str, strategies: Sequence[str]) -> list:
-        return [
-            self.run(["embeddings", "retrieval_runs"], model_strategy_key(model, strategy), f"[{model} x {strategy}]")
-            for strategy in strategies
-        ]
+        return [self.run("model_partition", model_strategy_key(model, strategy), f"[{model} x {strategy}]")
+                for strategy in strategies]
+
+
+def _tags(command: str, model_keys: Sequence[str], strategies: Sequence[str]) -> dict[str, str]:
+    return {COMMAND_TAG: command, MODELS_TAG: ",".join(model_keys), STRATEGIES_TAG: ",".join(strategies)}
 
 
 def _check(model_keys: Sequence[str], strategies: Sequence[str]) -> None:
@@ -130,18 +131,18 @@ def materialize_all(
     model_keys = list(model_keys or MODELS)
     strategies = list(strategies or STRATEGIES)
     _check(model_keys, strategies)
-    runner = Runner(settings, instance, models, progress)
+    runner = Runner(settings, instance, models, progress, _tags("evaluate", model_keys, strategies))
     runner.observe_inputs(model_keys)
-    corpus = runner.run(["corpus_snapshot", "extracted_text", "eval_set"])
+    corpus = runner.run("evaluation_inputs")
     outcome = EvaluationOutcome(extraction=_metadata(corpus, "extracted_text"), eval_set=_metadata(corpus, "eval_set"),
                                 checks=_checks(corpus))
     for strategy in strategies:
-        outcome.checks += _checks(runner.run(["chunks", "chunk_quality"], strategy, f"[{strategy}]"))
+        outcome.checks += _checks(runner.run("chunking", strategy, f"[{strategy}]"))
     for model in model_keys:
         for result in runner.model_partitions(model, strategies):
             outcome.checks += _checks(result)
         outcome.partitions += [f"{model} x {strategy}" for strategy in strategies]
-    outcome.checks += _checks(runner.run(["retrieval_metrics"]))
+    outcome.checks += _checks(runner.run("evaluation_metrics"))
     return outcome
 
 
@@ -160,10 +161,10 @@ def backfill_model(
     """
     strategies = list(strategies or STRATEGIES)
     _check([model], strategies)
-    runner = Runner(settings, instance, models, progress)
+    runner = Runner(settings, instance, models, progress, _tags("backfill", [model], strategies))
     runner.observe_inputs([model])
     outcome = EvaluationOutcome(partitions=[f"{model} x {strategy}" for strategy in strategies])
     for result in runner.model_partitions(model, strategies):
         outcome.checks += _checks(result)
-    outcome.checks += _checks(runner.run(["retrieval_metrics"]))
+    outcome.checks += _checks(runner.run("evaluation_metrics"))
     return outcome

@@ -23,10 +23,12 @@ def test_asset_keys_and_lineage():
     assert parents["chunks"] == {"extracted_text"}
     assert parents["embeddings"] == {"chunks", "embedding_model"}
     assert graph.get(AssetKey("embedding_model")).is_observable
-    assert parents["retrieval_runs"] == {"eval_set", "extracted_text", "chunks", "embeddings"}
+    # the observed weights directly too, so Dagster's status reaches retrieval after a weight change
+    assert parents["retrieval_runs"] == {"eval_set", "extracted_text", "chunks", "embeddings", "embedding_model"}
     assert parents["eval_set"] == {"extracted_text"}
     assert parents["chunk_quality"] == {"chunks", "eval_set", "extracted_text"}
-    assert parents["retrieval_metrics"] == {"retrieval_runs", "embeddings", "chunk_quality"}
+    assert parents["retrieval_metrics"] == {"retrieval_runs", "embeddings", "chunk_quality", "corpus_folder",
+                                            "embedding_model"}
     assert graph.get(AssetKey("retrieval_metrics")).pools == {"duckdb_write"}
 
 
@@ -35,9 +37,14 @@ def test_checks_and_schedules():
     assert {key.name for key in graph.asset_check_keys} == {
         "every_document_extracted", "needles_occur_once", "needles_not_headings", "query_ids_unique",
         "phrasings_present", "out_of_domain_present", "vectors_are_unit_length", "retrieval_stamps_agree",
-        "metrics_stamps_agree"}
+        "metrics_stamps_agree", "no_significant_regression"}
     assert defs.resolve_schedule_def("input_observation").job_name == "observe_inputs"
+    assert defs.resolve_schedule_def("nightly_evaluation").job_name == "nightly_evaluation"
     assert defs.resolve_sensor_def("model_registry") is not None
+    assert defs.resolve_sensor_def("rag_assets_automation") is not None
+    conditioned = {key.to_user_string() for key in graph.get_all_asset_keys()
+                   if graph.get(key).automation_condition is not None}
+    assert conditioned == EXPECTED - {"corpus_folder", "embedding_model"}  # every materialisable stage
 
 
 def test_a_seventh_strategy_is_one_registry_entry_and_a_new_partition():

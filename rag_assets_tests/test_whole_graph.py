@@ -22,7 +22,16 @@ def _settings(tmp_path, corpus, needles) -> RagSettings:
 
 def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
     settings = _settings(tmp_path, tiny_corpus, tiny_needles)
-    materialize_all(settings, DagsterInstance.ephemeral(), models=EmbeddingModels(), progress=lambda _: None)
+    instance = DagsterInstance.ephemeral()
+    materialize_all(settings, instance, models=EmbeddingModels(), progress=lambda _: None)
+    # the runs list tells what each run was: named jobs, tagged with the command, models and strategies
+    runs = instance.get_runs()
+    assert {run.job_name for run in runs} == {"observe_inputs", "evaluation_inputs", "chunking", "model_partition",
+                                              "evaluation_metrics"}
+    assert all(run.tags["rag_assets/trigger"] == "cli" and run.tags["rag_assets/command"] == "evaluate"
+               and run.tags["rag_assets/models"] == ",".join(MODELS)
+               and run.tags["rag_assets/strategies"] == ",".join(STRATEGIES) for run in runs)
+    assert len([run for run in runs if run.job_name == "model_partition"]) == len(MODELS) * len(STRATEGIES)
 
     with duckdb.connect(str(settings.duckdb_path), read_only=True) as connection:
         rows = connection.sql(

@@ -1,13 +1,14 @@
 import pyarrow as pa
 from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
+from rag_assets.automation import REBUILD_CHUNK_QUALITY, REBUILD_CHUNKS
 from rag_assets.lib.chunk_report import character_stats, quality_row
 from rag_assets.lib.chunking import STRATEGIES, chunk_rows
 from rag_assets.lib.schemas import CHUNK_QUALITY, CHUNKS, table_from_rows
 from rag_assets.partitions import strategy_partitions
 
 
-@asset(group_name="chunks", partitions_def=strategy_partitions)
+@asset(group_name="chunks", partitions_def=strategy_partitions, automation_condition=REBUILD_CHUNKS)
 def chunks(context: AssetExecutionContext, extracted_text: pa.Table) -> Output[pa.Table]:
     """The chunks of every extracted document under one chunking strategy."""
     strategy = STRATEGIES[context.partition_key]
@@ -21,7 +22,7 @@ def chunks(context: AssetExecutionContext, extracted_text: pa.Table) -> Output[p
     )
 
 
-@asset(group_name="chunks", partitions_def=strategy_partitions)
+@asset(group_name="chunks", partitions_def=strategy_partitions, automation_condition=REBUILD_CHUNK_QUALITY)
 def chunk_quality(
     context: AssetExecutionContext, chunks: pa.Table, eval_set: pa.Table, extracted_text: pa.Table
 ) -> Output[pa.Table]:

@@ -6,6 +6,7 @@ import pyarrow as pa
 from dagster import BetaWarning, DataVersion, MetadataValue, ObserveResult, Output, asset, observable_source_asset
 
 from rag_assets.asset_support import versioned_output
+from rag_assets.automation import REBUILD_CORPUS
 from rag_assets.lib.corpus import UNSUPPORTED, scan_corpus, snapshot_id
 from rag_assets.lib.schemas import CORPUS_SNAPSHOT, table_from_rows
 from rag_assets.resources import RagSettings
@@ -28,7 +29,7 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
         )
 
 
-@asset(group_name="corpus", deps=[corpus_folder])
+@asset(group_name="corpus", deps=[corpus_folder], automation_condition=REBUILD_CORPUS)
 def corpus_snapshot(settings: RagSettings) -> Output[pa.Table]:
     """Manifest of the corpus folder: one row per file with size, sha256 and format.
 

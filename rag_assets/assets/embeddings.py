@@ -16,6 +16,7 @@ from dagster import (
 )
 
 from rag_assets.asset_support import as_metadata, partition_tables
+from rag_assets.automation import REBUILD_EMBEDDINGS
 from rag_assets.lib.embedding import MODELS, ModelUnavailableError, current_revision
 from rag_assets.lib.embedding_rows import embed_chunks, vectors_of
 from rag_assets.lib.vector_checks import distance_identity_gap, norm_deviation
@@ -48,7 +49,8 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
             return DataVersionsByPartition(versions)
 
 
-@asset(group_name="embeddings", partitions_def=model_strategy_partitions, deps=[embedding_model])
+@asset(group_name="embeddings", partitions_def=model_strategy_partitions, deps=[embedding_model],
+       automation_condition=REBUILD_EMBEDDINGS)
 def embeddings(
     context: AssetExecutionContext, settings: RagSettings, models: EmbeddingModels, chunks: pa.Table
 ) -> Output[pa.Table]:

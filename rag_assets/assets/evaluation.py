@@ -4,6 +4,7 @@ import pyarrow as pa
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetIn, MetadataValue, Output, asset, asset_check
 
 from rag_assets.asset_support import as_metadata, versioned_output
+from rag_assets.automation import REBUILD_CORPUS
 from rag_assets.lib.documents import canonical_texts
 from rag_assets.lib.eval_sources import load_eval_set
 from rag_assets.lib.evalset import (
@@ -19,7 +20,7 @@ from rag_assets.lib.schemas import EVAL_SET, table_from_rows
 from rag_assets.resources import RagSettings
 
 
-@asset(group_name="evaluation", deps=["extracted_text"])
+@asset(group_name="evaluation", deps=["extracted_text"], automation_condition=REBUILD_CORPUS)
 def eval_set(settings: RagSettings) -> Output[pa.Table]:
     """The evaluation set, one row per query: needles in every phrasing, then out-of-domain queries.
 

@@ -3,12 +3,13 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, Output, asset, asset_check
 
+from rag_assets.automation import REBUILD_CORPUS
 from rag_assets.lib.documents import extract_entry, extraction_summary
 from rag_assets.lib.schemas import EXTRACTED_TEXT, table_from_rows
 from rag_assets.resources import RagSettings
 
 
-@asset(group_name="corpus")
+@asset(group_name="corpus", automation_condition=REBUILD_CORPUS)
 def extracted_text(settings: RagSettings, corpus_snapshot: pa.Table) -> Output[pa.Table]:
     """Canonical text and sections per document; a broken document is a failed row with its reason."""
     rows = [

@@ -14,14 +14,19 @@ from dagster import (
 )
 
 from rag_assets.asset_support import snapshot_of
-from rag_assets.lib.report import build_report, plots_markdown
+from rag_assets.automation import EVALUATE
+from rag_assets.lib.regressions import latest_regressions
+from rag_assets.lib.report import build_report, headline, plots_markdown
 from rag_assets.lib.results_store import record_evaluation
 from rag_assets.lib.schemas import STAMP_FIELDS
 from rag_assets.lib.stamps import stamp_problems
 from rag_assets.resources import EmbeddingModels, RagSettings
 
 
-@asset(group_name="metrics", pool="duckdb_write", deps=["retrieval_runs", "embeddings", "chunk_quality"])
+# the observed inputs are direct dependencies too: a changed corpus or model shows the metrics stale, and the
+# nightly run observes them before it evaluates
+@asset(group_name="metrics", pool="duckdb_write", automation_condition=EVALUATE,
+       deps=["corpus_folder", "embedding_model", "retrieval_runs", "embeddings", "chunk_quality"])
 def retrieval_metrics(context: AssetExecutionContext, settings: RagSettings) -> MaterializeResult:
     """success@k, recall@k, precision@k, MRR and nDCG@10 with intervals, paired tests, and each strategy's
     costs, in DuckDB.
@@ -33,8 +38,12 @@ def retrieval_metrics(context: AssetExecutionContext, settings: RagSettings) -> 
     report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,
                           Path(settings.home) / "report")
     comparison, comparisons, chunk_stats = report.sections.values()
+    figures = headline(evaluation.table, evaluation.configurations)
     return MaterializeResult(
         metadata={
+            # numbers Dagster plots over time on the asset's page: the default configuration
+            **({"default_configuration": figures["configuration"], "recall_at_20": figures["recall_at_20"],
+                "mrr": figures["mrr"]} if figures else {}),
             "duckdb": MetadataValue.path(str(settings.duckdb_path)),
             "evaluation_run": evaluation.run_id,
             "rows": evaluation.rows,
@@ -59,4 +68,21 @@ def metrics_stamps_agree(settings: RagSettings, models: EmbeddingModels, corpus_
         passed=not problems, severity=AssetCheckSeverity.ERROR,
         description="\n".join(problems) or f"{len(stamps)} configurations, one consistent build",
         metadata={"configurations": len(stamps), "problems": MetadataValue.json(problems)},
+    )
+
+
+@asset_check(asset=retrieval_metrics,
+             description="Regression alarm: each configuration's newest run against the previous one on the same "
+             "queries (sign test on success@k, Wilcoxon on reciprocal rank); fails on a drop with p < 0.05, "
+             "warns when the evaluation set changed between the two runs.")
+def no_significant_regression(settings: RagSettings) -> AssetCheckResult:
+    with duckdb.connect(str(settings.duckdb_path), read_only=True) as connection:
+        report = latest_regressions(connection)
+    return AssetCheckResult(
+        passed=not report.drops and not report.evaluation_set_changed,
+        severity=AssetCheckSeverity.WARN if report.evaluation_set_changed else AssetCheckSeverity.ERROR,
+        description=report.summary(),
+        metadata={"newer_run": report.newer_run or "", "older_run": report.older_run or "",
+                  "configurations_compared": report.configurations,
+                  "drops": MetadataValue.json([drop.describe() for drop in report.drops])},
     )

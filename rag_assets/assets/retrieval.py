@@ -12,6 +12,7 @@ from dagster import (
 )
 
 from rag_assets.asset_support import as_metadata, partition_tables, snapshot_of
+from rag_assets.automation import REBUILD_RETRIEVAL
 from rag_assets.lib.retrieval_rows import retrieve_and_judge
 from rag_assets.lib.schemas import STAMP_FIELDS
 from rag_assets.lib.stamps import distinct_stamps, stamp_problems
@@ -19,7 +20,9 @@ from rag_assets.partitions import MODEL, keys_of, model_strategy_partitions
 from rag_assets.resources import EmbeddingModels, RagSettings
 
 
-@asset(group_name="retrieval", partitions_def=model_strategy_partitions)
+# a direct dependency on the observed weights, so a weight change marks these partitions stale too
+@asset(group_name="retrieval", partitions_def=model_strategy_partitions, deps=["embedding_model"],
+       automation_condition=REBUILD_RETRIEVAL)
 def retrieval_runs(
     context: AssetExecutionContext,
     settings: RagSettings,

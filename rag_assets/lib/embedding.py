@@ -61,6 +61,24 @@ MODELS: dict[str, ModelSpec] = {
     )
 }
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+MODELS_FILE_ENV_VAR = "RAG_ASSETS_MODELS_FILE"
+
+
+def models_from_file(path: Path) -> dict[str, ModelSpec]:
+    """Registry entries from a JSON file: a list of objects with ModelSpec's fields (a local copy of
+    a model's weights has ``folder``). Lets a user register a model folder without editing code."""
+    import json
+
+    try:
+        entries = json.loads(Path(path).read_text(encoding="utf-8"))
+        specs = [ModelSpec(**entry) for entry in entries]
+    except (OSError, ValueError, TypeError) as error:
+        raise ModelUnavailableError(f"model registry file {path}: {error}") from error
+    return {spec.key: spec for spec in specs}
+
+
+if os.environ.get(MODELS_FILE_ENV_VAR):
+    MODELS.update(models_from_file(Path(os.environ[MODELS_FILE_ENV_VAR])))
 
 
 class Embedder(Protocol):

@@ -243,3 +243,29 @@ def format_table(table, digits: int = 3) -> str:
         cells += [f"{row[m]:.{digits}f} [{row[m + '_low']:.2f}, {row[m + '_high']:.2f}]" for m, _ in measures]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def history(connection: duckdb.DuckDBPyConnection, model: str, strategy: str, retriever: str):
+    """recall@20 (with its interval) and MRR of one configuration in every evaluation run, oldest first."""
+    return connection.sql(
+        f"""SELECT r.run_id, e.created_at, any_value(r.snapshot_id) AS snapshot_id,
+                   string_agg(DISTINCT r.revision, ',') AS revision, count(*) AS queries,
+                   avg({_found(20)}) AS recall_at_20,
+                   CASE WHEN bool_and(query_kind <> 'document') THEN wilson_low(sum({_found(20)}), count(*))
+                        ELSE mean_low({_found(20)}) END AS recall_at_20_low,
+                   CASE WHEN bool_and(query_kind <> 'document') THEN wilson_high(sum({_found(20)}), count(*))
+                        ELSE mean_high({_found(20)}) END AS recall_at_20_high,
+                   avg(coalesce(1.0 / hit_rank, 0.0)) AS mrr
+            FROM retrieval_results AS r JOIN evaluation_runs AS e USING (run_id)
+            WHERE r.query_kind <> 'out_of_domain' AND r.model = ? AND r.strategy = ? AND r.retriever = ?
+            GROUP BY r.run_id, e.created_at ORDER BY e.created_at, r.run_id""",
+        params=[model, strategy, retriever]).to_arrow_table()
+
+
+def format_history(table) -> str:
+    lines = ["| run | date (UTC) | snapshot | revision | queries | recall@20 | MRR |", "|---|---|---|---|---|---|---|"]
+    for row in table.to_pylist():
+        lines.append(f"| {row['run_id']} | {row['created_at']:%Y-%m-%d %H:%M} | {row['snapshot_id']} | {row['revision']} "
+                     f"| {row['queries']} | {row['recall_at_20']:.3f} [{row['recall_at_20_low']:.2f}, "
+                     f"{row['recall_at_20_high']:.2f}] | {row['mrr']:.3f} |")
+    return "\n".join(lines)

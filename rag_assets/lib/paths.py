@@ -16,6 +16,24 @@ DEFAULT_OUT_OF_DOMAIN = PROJECT_ROOT / "data" / "eval" / "python-3.11-docs.out_o
 HOME_ENV_VAR = "RAG_ASSETS_HOME"
 
 
+def configured_input(env_var: str, default: Path) -> str:
+    """An input path from the environment (``RAG_ASSETS_CORPUS``, ``RAG_ASSETS_EVAL_SET``,
+    ``RAG_ASSETS_OUT_OF_DOMAIN``), else the project's default; the UI and the command line share it."""
+    return os.environ.get(env_var, str(default))
+
+
+def corpus_dir() -> str:
+    return configured_input("RAG_ASSETS_CORPUS", DEFAULT_CORPUS_DIR)
+
+
+def eval_set() -> str:
+    return configured_input("RAG_ASSETS_EVAL_SET", DEFAULT_EVAL_SET)
+
+
+def out_of_domain() -> str:
+    return configured_input("RAG_ASSETS_OUT_OF_DOMAIN", DEFAULT_OUT_OF_DOMAIN)
+
+
 def storage_home() -> Path:
     """The storage folder, absolute, from ``$RAG_ASSETS_HOME`` or the project default."""
     configured = os.environ.get(HOME_ENV_VAR)

@@ -131,3 +131,14 @@ def build_report(table: pa.Table, paired: pa.Table, costs: pa.Table, configurati
 
 def plots_markdown(report: Report) -> str:
     return "\n\n".join(inline(png, name.removesuffix(".png")) for name, png in report.images.items())
+
+
+def headline(table: pa.Table, configurations: list[tuple[str, str]]) -> dict:
+    """The default configuration's recall@20 and MRR (the figures plotted over time in the UI)."""
+    model, strategy = focus(configurations)
+    rows = [r for r in table.to_pylist()
+            if (r["model"], r["strategy"], r["retriever"]) == (model, strategy, STRATEGY_RETRIEVER)]
+    if not rows:
+        return {}
+    return {"configuration": f"{model} x {strategy} x {STRATEGY_RETRIEVER}",
+            "recall_at_20": float(rows[0]["recall_at_20"]), "mrr": float(rows[0]["mrr"])}

@@ -4,18 +4,15 @@ index, and the documented backfill brings it up to date; the cache spares unchan
 import shutil
 
 import pytest
-from dagster import DagsterInstance, MultiPartitionKey
+from dagster import DagsterInstance
 
 from rag_assets.lib.embedding import MODELS, ST, ModelSpec, _package_folder
+from rag_assets.partitions import model_strategy_key
 from rag_assets.resources import RagSettings
 from rag_assets.runner import Runner, backfill_model, materialize_all
 from rag_assets_tests.dagster_status import StaleStatus, stale_status
 
 STRATEGIES = ["boundaries", "blind"]
-
-
-def _key(model, strategy):
-    return MultiPartitionKey({"model": model, "strategy": strategy})
 
 
 def _flip_last_weight(folder):
@@ -46,20 +43,20 @@ def test_changed_weights_go_stale_per_partition_and_a_backfill_makes_them_fresh(
     materialize_all(settings, instance, model_keys=["minilm-copy", "wordllama"], strategies=STRATEGIES, progress=quiet)
     for model in ("minilm-copy", "wordllama"):
         for strategy in STRATEGIES:
-            assert stale_status(instance, "embeddings", _key(model, strategy)) == StaleStatus.FRESH
+            assert stale_status(instance, "embeddings", model_strategy_key(model, strategy)) == StaleStatus.FRESH
 
     _flip_last_weight(copied_model)
     runner = Runner(settings, instance, progress=quiet)
     runner.observe_inputs(["minilm-copy", "wordllama"])
     # Dagster's own per-partition status: exactly the changed model's partitions are stale
     for strategy in STRATEGIES:
-        assert stale_status(instance, "embeddings", _key("minilm-copy", strategy)) == StaleStatus.STALE
-        assert stale_status(instance, "embeddings", _key("wordllama", strategy)) == StaleStatus.FRESH
+        assert stale_status(instance, "embeddings", model_strategy_key("minilm-copy", strategy)) == StaleStatus.STALE
+        assert stale_status(instance, "embeddings", model_strategy_key("wordllama", strategy)) == StaleStatus.FRESH
 
     # half a migration: one strategy rebuilt, the other still on the old weights
     [rebuilt] = runner.model_partitions("minilm-copy", ["boundaries"])
     assert _checks(rebuilt)["retrieval_stamps_agree"].passed
-    metrics = runner.run(["retrieval_metrics"], raise_on_error=False)
+    metrics = runner.run("evaluation_metrics", raise_on_error=False)
     check = _checks(metrics)["metrics_stamps_agree"]
     assert not check.passed and not metrics.success
     assert "minilm-copy: revision differs between files" in check.description
@@ -68,8 +65,8 @@ def test_changed_weights_go_stale_per_partition_and_a_backfill_makes_them_fresh(
     # the documented action: backfill the model
     backfill_model(settings, instance, "minilm-copy", strategies=STRATEGIES, progress=quiet)
     for strategy in STRATEGIES:
-        assert stale_status(instance, "embeddings", _key("minilm-copy", strategy)) == StaleStatus.FRESH
-    final = runner.run(["retrieval_metrics"])
+        assert stale_status(instance, "embeddings", model_strategy_key("minilm-copy", strategy)) == StaleStatus.FRESH
+    final = runner.run("evaluation_metrics")
     assert _checks(final)["metrics_stamps_agree"].passed
 
 
@@ -90,8 +87,8 @@ def test_rematerialising_unchanged_chunks_embeds_nothing(tmp_path, tiny_corpus, 
     moved = RagSettings(home=settings.home, corpus_dir=str(corpus), eval_set=settings.eval_set,
                         out_of_domain=settings.out_of_domain)
     changed = Runner(moved, instance, progress=lambda _: None)
-    changed.run(["corpus_snapshot", "extracted_text", "eval_set"])
-    changed.run(["chunks", "chunk_quality"], "boundaries")
+    changed.run("evaluation_inputs")
+    changed.run("chunking", "boundaries")
     [after] = changed.model_partitions("wordllama", ["boundaries"])
     metadata = after.asset_materializations_for_node("embeddings")[0].metadata
     # the browning-settings paragraph is one chunk of its own section

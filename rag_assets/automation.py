@@ -1,0 +1,58 @@
+"""What rebuilds itself, and when: Dagster's declarative automation conditions of the graph.
+
+Evaluated by the automation sensor (``rag_assets_automation``) under ``dagster dev`` or the daemon.
+
+- Every stage rebuilds when what it is made from changes, so a change travels to the end of the
+  graph (Dagster's staleness stops one step below it; these conditions do not). A model's weights
+  change (a new observed data version of its ``embedding_model`` partition): that model's
+  ``embeddings`` and ``retrieval_runs`` partitions, every materialised strategy, in one run each,
+  then ``retrieval_metrics``; no partition of another model. A new registry entry: its new,
+  missing partitions. A new corpus snapshot: extraction, the evaluation set's checks, every chunk
+  partition, every index, the metrics.
+- Dagster launches one run per partition key, and only parents with the same partitioning run in
+  the same run. So each stage is triggered by the parents it follows on the graph's main line
+  (``retrieval_runs`` by its embeddings and the weights, not by the chunks its embeddings are
+  rebuilt from), and waits while a parent is being rebuilt: a run never reads a parent that is
+  about to change. The evaluation set triggers only when its content changed (its data version).
+- ``retrieval_metrics`` waits only for what is running, not for partitions never materialised (a
+  home that evaluates two strategies of six still gets its metrics).
+"""
+
+from dagster import AssetSelection, AutomationCondition
+
+
+def _updated(*parents: str) -> AutomationCondition:
+    """One of these parents was updated (or is requested into the same run)."""
+    return AutomationCondition.any_deps_updated().allow(AssetSelection.assets(*parents))
+
+
+def _content_changed(*parents: str) -> AutomationCondition:
+    """One of these parents has a new data version (rematerialised with other content)."""
+    return AutomationCondition.any_deps_match(AutomationCondition.data_version_changed()).allow(
+        AssetSelection.assets(*parents))
+
+
+def _rebuild_on(trigger: AutomationCondition, label: str) -> AutomationCondition:
+    """``eager`` with its trigger narrowed: missing or triggered since last handled, when no parent is
+    missing or running and it is not running itself."""
+    return (
+        (AutomationCondition.newly_missing() | trigger).since_last_handled()
+        & ~AutomationCondition.any_deps_missing()
+        & ~AutomationCondition.any_deps_in_progress()
+        & ~AutomationCondition.in_progress()
+    ).with_label(label)
+
+
+# corpus_snapshot -> extracted_text -> eval_set are unpartitioned: one run carries the chain
+REBUILD_CORPUS = AutomationCondition.eager()
+REBUILD_CHUNKS = AutomationCondition.eager()
+REBUILD_CHUNK_QUALITY = _rebuild_on(_updated("chunks") | _content_changed("eval_set"),
+                                    "its chunks, or the evaluation set's content, changed")
+REBUILD_EMBEDDINGS = AutomationCondition.eager()
+REBUILD_RETRIEVAL = _rebuild_on(_updated("embeddings", "embedding_model") | _content_changed("eval_set"),
+                                "its index or weights, or the evaluation set's content, changed")
+EVALUATE = (
+    (AutomationCondition.newly_missing() | _updated("retrieval_runs", "chunk_quality")).since_last_handled()
+    & ~AutomationCondition.any_deps_in_progress()
+    & ~AutomationCondition.in_progress()
+).with_label("after its retrieval partitions are rebuilt, over the materialised partitions")

@@ -1,0 +1,118 @@
+"""Declarative automation, evaluated with Dagster's own evaluation API on a test instance: a weight
+change requests exactly that model's partitions down to the metrics; a new registry entry requests
+its partitions; unchanged inputs request nothing. And the nightly schedule's run request."""
+
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+import wordllama
+from dagster import AssetKey, DagsterInstance, build_schedule_context, evaluate_automation_conditions
+
+from rag_assets.definitions import TRIGGER_TAG, build_definitions
+from rag_assets.lib.embedding import MODELS, WORDLLAMA, ModelSpec
+from rag_assets.partitions import add_model_partitions, model_strategy_key
+from rag_assets.resources import RagSettings
+from rag_assets.runner import Runner, materialize_all
+
+STRATEGIES = ["boundaries", "blind"]
+
+
+def copy_wordllama(folder: Path) -> Path:
+    source = Path(wordllama.__file__).parent
+    for part in ("weights", "tokenizers"):
+        shutil.copytree(source / part, folder / part, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    return folder
+
+
+def flip_a_weight(folder: Path) -> None:
+    [weights] = (folder / "weights").glob("*.safetensors")
+    with weights.open("r+b") as handle:
+        handle.seek(-4, 2)
+        handle.write(b"\x00\x00\x80\x3f")
+
+
+@pytest.fixture
+def copied_model(tmp_path, monkeypatch):
+    folder = copy_wordllama(tmp_path / "wordllama-copy")
+    monkeypatch.setitem(MODELS, "wordllama-copy", ModelSpec("wordllama-copy", WORDLLAMA, "wordllama", dimension=256,
+                                                            window=None, folder=str(folder)))
+    return folder
+
+
+def _settings(tmp_path, tiny_corpus, tiny_needles) -> RagSettings:
+    return RagSettings(home=str(tmp_path / "home"), corpus_dir=str(tiny_corpus), eval_set=str(tiny_needles),
+                       out_of_domain=str(tiny_needles.parent / "tiny_out_of_domain.jsonl"))
+
+
+def _requested(result) -> dict[str, set]:
+    return {key.to_user_string(): {str(p) for p in result.get_requested_partitions(key)}
+            for key in (AssetKey(name) for name in ("corpus_snapshot", "extracted_text", "eval_set", "chunks",
+                                                     "chunk_quality", "embeddings", "retrieval_runs",
+                                                     "retrieval_metrics"))
+            if result.get_num_requested(key)}
+
+
+def test_a_weight_change_requests_that_model_only_and_a_new_model_its_partitions(
+        tmp_path, tiny_corpus, tiny_needles, copied_model, monkeypatch):
+    settings = _settings(tmp_path, tiny_corpus, tiny_needles)
+    instance = DagsterInstance.ephemeral()
+    models = ["wordllama-copy", "wordllama"]
+    materialize_all(settings, instance, model_keys=models, strategies=STRATEGIES, progress=lambda _: None)
+    defs = build_definitions(settings)
+    runner = Runner(settings, instance, progress=lambda _: None)
+
+    result = evaluate_automation_conditions(defs, instance)
+    assert _requested(result) == {}  # everything is up to date
+    runner.observe_inputs(models)  # the same bytes observed again
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert _requested(result) == {}
+
+    flip_a_weight(copied_model)
+    runner.observe_inputs(models)
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    changed = {str(model_strategy_key("wordllama-copy", s)) for s in STRATEGIES}
+    # embeddings and retrieval of the changed model in one run per partition; the metrics wait for them
+    assert _requested(result) == {"embeddings": changed, "retrieval_runs": changed}
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert _requested(result) == {}  # requested once, not again while nothing else changed
+    runner.model_partitions("wordllama-copy", STRATEGIES)  # what the daemon's runs do
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert _requested(result) == {"retrieval_metrics": {"None"}}
+    runner.run("evaluation_metrics")
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert _requested(result) == {}
+
+    # a new registry entry: its partitions, and nothing of the others
+    monkeypatch.setitem(MODELS, "wordllama-new", ModelSpec("wordllama-new", WORDLLAMA, "wordllama", dimension=256,
+                                                           window=None, folder=str(copied_model)))
+    add_model_partitions(instance, ["wordllama-new"])
+    runner.observe_inputs(["wordllama-new"])
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    new = {str(model_strategy_key("wordllama-new", s)) for s in STRATEGIES}
+    requested = _requested(result)
+    assert requested["embeddings"] == new
+    assert requested.get("retrieval_runs", new) == new  # in the same tick, or once its embeddings exist
+
+
+def test_the_nightly_schedule_requests_a_tagged_evaluation_at_its_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_ASSETS_NIGHTLY_CRON", "30 3 * * *")
+    monkeypatch.setenv("RAG_ASSETS_NIGHTLY_TIMEZONE", "Europe/Berlin")
+    defs = build_definitions(RagSettings(home=str(tmp_path / "home")))
+    schedule = defs.resolve_schedule_def("nightly_evaluation")
+    assert (schedule.cron_schedule, schedule.execution_timezone) == ("30 3 * * *", "Europe/Berlin")
+    assert schedule.job_name == "nightly_evaluation"
+    job = defs.resolve_job_def("nightly_evaluation")
+    selected = {key.to_user_string() for key in job.asset_layer.executable_asset_keys} | {
+        key.to_user_string() for key in job.asset_layer.asset_graph.observable_asset_keys}
+    assert {"corpus_folder", "embedding_model", "retrieval_metrics"} <= selected
+    with DagsterInstance.ephemeral() as instance:
+        context = build_schedule_context(instance=instance,
+                                         scheduled_execution_time=datetime(2026, 12, 1, 2, 30, tzinfo=timezone.utc))
+        [request] = schedule.evaluate_tick(context).run_requests
+    assert request.tags[TRIGGER_TAG] == "nightly"
+    monkeypatch.delenv("RAG_ASSETS_NIGHTLY_CRON")
+    monkeypatch.delenv("RAG_ASSETS_NIGHTLY_TIMEZONE")
+    plain = build_definitions(RagSettings(home=str(tmp_path / "home"))).resolve_schedule_def("nightly_evaluation")
+    assert (plain.cron_schedule, plain.execution_timezone) == ("0 2 * * *", "UTC")

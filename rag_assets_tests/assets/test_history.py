@@ -1,0 +1,33 @@
+"""The metrics history a person reads: `rag-assets history` per run, and the default configuration's
+figures as numeric metadata Dagster plots over time."""
+
+from dagster import DagsterInstance
+
+from rag_assets.cli import main
+from rag_assets.resources import RagSettings
+from rag_assets.runner import Runner, materialize_all
+from rag_assets_tests.fakes import FakeEmbeddingModels
+
+
+def test_history_prints_one_line_per_run_and_the_metrics_carry_numbers_to_plot(
+        tmp_path, tiny_corpus, tiny_needles, monkeypatch, capsys):
+    settings = RagSettings(home=str(tmp_path / "home"), corpus_dir=str(tiny_corpus), eval_set=str(tiny_needles),
+                           out_of_domain=str(tiny_needles.parent / "tiny_out_of_domain.jsonl"))
+    instance = DagsterInstance.ephemeral()
+    models = FakeEmbeddingModels()
+    materialize_all(settings, instance, models=models, model_keys=["all-MiniLM-L6-v2"],
+                    strategies=["boundaries_header"], progress=lambda _: None)
+    again = Runner(settings, instance, models, progress=lambda _: None).run("evaluation_metrics")
+    metadata = again.asset_materializations_for_node("retrieval_metrics")[0].metadata
+    assert metadata["default_configuration"].value == "all-MiniLM-L6-v2 x boundaries_header x dense"
+    assert isinstance(metadata["recall_at_20"].value, float) and isinstance(metadata["mrr"].value, float)
+
+    monkeypatch.setenv("RAG_ASSETS_HOME", settings.home)
+    assert main(["history"]) == 0
+    printed = capsys.readouterr().out
+    lines = [line for line in printed.splitlines() if line.startswith("| ") and not line.startswith("| run ")]
+    assert len(lines) == 2  # two evaluation runs, oldest first, the same figures (nothing changed)
+    assert lines[0].split("|")[5:] == lines[1].split("|")[5:]
+    assert f"{metadata['recall_at_20'].value:.3f}" in lines[1] and f"{metadata['mrr'].value:.3f}" in lines[1]
+    assert main(["history", "--model", "wordllama"]) == 1
+    assert "no evaluation run holds wordllama x boundaries_header x dense" in capsys.readouterr().err

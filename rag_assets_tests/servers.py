@@ -1,0 +1,73 @@
+"""Real servers for tests: free loopback ports, `dagster dev` in its own process session, stopped by
+its process group id with SIGINT (then SIGKILL), leaving nothing running."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import rag_assets
+
+PROJECT = Path(rag_assets.__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+class DagsterDev:
+    """``dagster dev`` (webserver and daemon) on 127.0.0.1:port against ``env``'s DAGSTER_HOME."""
+
+    def __init__(self, env: dict[str, str], log: Path, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log.open("wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "dagster", "dev", "-w", str(PROJECT / "workspace.yaml"), "-h", "127.0.0.1",
+             "-p", str(self.port)],
+            cwd=PROJECT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_until_up(self, seconds: float = 180) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"dagster dev exited with {self.process.returncode}; see {self.log.name}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/server_info", timeout=5) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                time.sleep(1)
+        raise TimeoutError(f"dagster dev did not answer at {self.url} in {seconds} s; see {self.log.name}")
+
+    def stop(self, seconds: float = 60) -> None:
+        """SIGINT to the whole process session, SIGKILL after ``seconds``; nothing is left running."""
+        pgid = self.process.pid  # a new session: its id is the leader's pid
+        if group_alive(pgid):
+            os.killpg(pgid, signal.SIGINT)
+        deadline = time.monotonic() + seconds
+        while group_alive(pgid) and time.monotonic() < deadline:
+            self.process.poll()
+            time.sleep(0.5)
+        if group_alive(pgid):
+            os.killpg(pgid, signal.SIGKILL)
+            time.sleep(1)
+        self.process.wait(timeout=30)
+        self.log.close()
+        assert not group_alive(pgid), "dagster dev left processes running"
