@@ -1,5 +1,6 @@
 """The one Definitions object of rag_assets."""
 
+import os
 from pathlib import Path
 
 from dagster import (
@@ -77,7 +78,10 @@ def model_registry(context) -> SensorResult:
 
 
 automation = AutomationConditionSensorDefinition(
-    "rag_assets_automation", target=AssetSelection.all(), default_status=DefaultSensorStatus.RUNNING,
+    "rag_assets_automation", target=AssetSelection.all(),
+    # RAG_ASSETS_AUTOMATION=stopped starts the UI with it off (turn it on from the Automation page)
+    default_status=DefaultSensorStatus.STOPPED if os.environ.get("RAG_ASSETS_AUTOMATION") == "stopped"
+    else DefaultSensorStatus.RUNNING,
     minimum_interval_seconds=30, run_tags={TRIGGER_TAG: "automation"},
     description="Rebuilds what a corpus or model change made stale, down to the metrics (rag_assets/automation.py).",
 )
