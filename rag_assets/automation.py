@@ -2,8 +2,9 @@
 
 Evaluated by the automation sensor (``rag_assets_automation``) under ``dagster dev`` or the daemon.
 
-- Every stage rebuilds when what it is made from changes, so a change travels to the end of the
-  graph (Dagster's staleness stops one step below it; these conditions do not). A model's weights
+- Every stage rebuilds its materialised partitions when what they are made from changes (a
+  partition never materialised is built only when it is new: a new registry entry or strategy),
+  so a change travels to the end of the graph (Dagster's staleness stops one step below it; these conditions do not). A model's weights
   change (a new observed data version of its ``embedding_model`` partition): that model's
   ``embeddings`` and ``retrieval_runs`` partitions, every materialised strategy, in one run each,
   then ``retrieval_metrics``; no partition of another model. A new registry entry: its new,
@@ -14,8 +15,10 @@ Evaluated by the automation sensor (``rag_assets_automation``) under ``dagster d
   (``retrieval_runs`` by its embeddings and the weights, not by the chunks its embeddings are
   rebuilt from), and waits while a parent is being rebuilt: a run never reads a parent that is
   about to change. The evaluation set triggers only when its content changed (its data version).
-- ``retrieval_metrics`` waits only for what is running, not for partitions never materialised (a
-  home that evaluates two strategies of six still gets its metrics).
+- ``retrieval_metrics`` follows ``retrieval_runs`` (every upstream change reaches it through them)
+  and waits only for what is running, not for partitions never materialised (a home that evaluates
+  two strategies of six still gets its metrics). When partitions finish on different ticks it may
+  evaluate in between; its stamp check then fails that run, and the last rebuild evaluates again.
 """
 
 from dagster import AssetSelection, AutomationCondition
@@ -33,10 +36,11 @@ def _content_changed(*parents: str) -> AutomationCondition:
 
 
 def _rebuild_on(trigger: AutomationCondition, label: str) -> AutomationCondition:
-    """``eager`` with its trigger narrowed: missing or triggered since last handled, when no parent is
-    missing or running and it is not running itself."""
+    """``eager`` with its trigger narrowed to what it follows and to partitions that exist: newly
+    missing (a new registry entry or strategy), or materialised and triggered, since last handled;
+    when no parent is missing or running and it is not running itself."""
     return (
-        (AutomationCondition.newly_missing() | trigger).since_last_handled()
+        (AutomationCondition.newly_missing() | (trigger & ~AutomationCondition.missing())).since_last_handled()
         & ~AutomationCondition.any_deps_missing()
         & ~AutomationCondition.any_deps_in_progress()
         & ~AutomationCondition.in_progress()
@@ -44,15 +48,15 @@ def _rebuild_on(trigger: AutomationCondition, label: str) -> AutomationCondition
 
 
 # corpus_snapshot -> extracted_text -> eval_set are unpartitioned: one run carries the chain
-REBUILD_CORPUS = AutomationCondition.eager()
-REBUILD_CHUNKS = AutomationCondition.eager()
+REBUILD_CORPUS = _rebuild_on(AutomationCondition.any_deps_updated(), "a parent changed")
+REBUILD_CHUNKS = _rebuild_on(AutomationCondition.any_deps_updated(), "the extracted text changed")
 REBUILD_CHUNK_QUALITY = _rebuild_on(_updated("chunks") | _content_changed("eval_set"),
                                     "its chunks, or the evaluation set's content, changed")
-REBUILD_EMBEDDINGS = AutomationCondition.eager()
+REBUILD_EMBEDDINGS = _rebuild_on(AutomationCondition.any_deps_updated(), "its chunks or the weights changed")
 REBUILD_RETRIEVAL = _rebuild_on(_updated("embeddings", "embedding_model") | _content_changed("eval_set"),
                                 "its index or weights, or the evaluation set's content, changed")
 EVALUATE = (
-    (AutomationCondition.newly_missing() | _updated("retrieval_runs", "chunk_quality")).since_last_handled()
+    (AutomationCondition.newly_missing() | _updated("retrieval_runs")).since_last_handled()
     & ~AutomationCondition.any_deps_in_progress()
     & ~AutomationCondition.in_progress()
 ).with_label("after its retrieval partitions are rebuilt, over the materialised partitions")

@@ -116,3 +116,34 @@ def test_the_nightly_schedule_requests_a_tagged_evaluation_at_its_time(tmp_path,
     monkeypatch.delenv("RAG_ASSETS_NIGHTLY_TIMEZONE")
     plain = build_definitions(RagSettings(home=str(tmp_path / "home"))).resolve_schedule_def("nightly_evaluation")
     assert (plain.cron_schedule, plain.execution_timezone) == ("0 2 * * *", "UTC")
+
+
+def test_a_corpus_change_rebuilds_extraction_then_everything_after_it(tmp_path, tiny_corpus, tiny_needles):
+    corpus = tmp_path / "corpus"
+    shutil.copytree(tiny_corpus, corpus)
+    settings = _settings(tmp_path, corpus, tiny_needles)
+    instance = DagsterInstance.ephemeral()
+    materialize_all(settings, instance, model_keys=["wordllama"], strategies=STRATEGIES, progress=lambda _: None)
+    defs = build_definitions(settings)
+    runner = Runner(settings, instance, progress=lambda _: None)
+    result = evaluate_automation_conditions(defs, instance)
+    assert _requested(result) == {}
+
+    page = corpus / "toasters.html"
+    page.write_text(page.read_text().replace("setting three", "setting four"))
+    runner.observe_inputs(["wordllama"])
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    # one run carries the unpartitioned chain; nothing partitioned reads it before it is rebuilt
+    assert _requested(result) == {"corpus_snapshot": {"None"}, "extracted_text": {"None"}, "eval_set": {"None"}}
+    runner.run("evaluation_inputs")
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    # every materialised chunk partition, with its quality in the same run; the index waits for them
+    assert _requested(result) == {"chunks": set(STRATEGIES), "chunk_quality": set(STRATEGIES)}
+    for strategy in STRATEGIES:
+        runner.run("chunking", strategy)
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    rebuilt = {str(model_strategy_key("wordllama", s)) for s in STRATEGIES}
+    assert _requested(result) == {"embeddings": rebuilt, "retrieval_runs": rebuilt}
+    runner.model_partitions("wordllama", STRATEGIES)
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert _requested(result) == {"retrieval_metrics": {"None"}}
