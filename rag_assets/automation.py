@@ -55,6 +55,7 @@ REBUILD_CHUNK_QUALITY = _rebuild_on(_updated("chunks") | _content_changed("eval_
 REBUILD_EMBEDDINGS = _rebuild_on(AutomationCondition.any_deps_updated(), "its chunks or the weights changed")
 REBUILD_RETRIEVAL = _rebuild_on(_updated("embeddings", "embedding_model") | _content_changed("eval_set"),
                                 "its index or weights, or the evaluation set's content, changed")
+REBUILD_REFUSAL = _rebuild_on(_updated("retrieval_runs"), "its retrieval rows changed")
 EVALUATE = (
     (AutomationCondition.newly_missing() | _updated("retrieval_runs")).since_last_handled()
     & ~AutomationCondition.any_deps_in_progress()

@@ -16,7 +16,7 @@ def _report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
     import duckdb
 
     from rag_assets.lib.comparisons import comparisons_heading, format_comparisons
-    from rag_assets.lib.metrics import comparison, format_table
+    from rag_assets.lib.metrics import comparison, format_suggested_cuts, format_table
 
     database = paths.duckdb_path(home)
     if not database.exists():
@@ -25,14 +25,21 @@ def _report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
     with duckdb.connect(str(database), read_only=True) as connection:
         table = comparison(connection, by)
         tests = connection.sql("SELECT * FROM comparisons").to_arrow_table() if paired else None
+        calibrated = "suggested_cuts" in {n for (n,) in connection.sql(
+            "SELECT table_name FROM information_schema.tables").fetchall()}
+        cuts = connection.sql("SELECT * FROM suggested_cuts").to_arrow_table() if calibrated else None
     if fmt == "json":
-        print(json.dumps({"metrics": table.to_pylist(), "comparisons": tests.to_pylist()} if paired
+        print(json.dumps({"metrics": table.to_pylist(), "comparisons": tests.to_pylist(),
+                          "suggested_cuts": cuts.to_pylist() if cuts is not None else []} if paired
                          else table.to_pylist(), indent=2, default=str))
     else:
         print(format_table(table))
         if paired:
             print(f"\n{comparisons_heading()}:\n")
             print(format_comparisons(tests))
+        if cuts is not None:
+            print("\nWhen to refuse (suggested distance cuts; `rag-assets ask` uses them):\n")
+            print(format_suggested_cuts(cuts))
     return 0
 
 
@@ -56,6 +63,42 @@ def _history(home: Path, model: str | None, strategy: str | None, retriever: str
     print(f"{model} x {strategy} x {retriever}, every evaluation run:\n")
     print(format_history(table))
     return 0
+
+
+EXIT_REFUSED = 3  # `ask --strict`: the index said NO ANSWER
+
+
+def _ask(args: argparse.Namespace, home: Path) -> int:
+    import duckdb
+
+    from rag_assets.lib import ask as asking
+    from rag_assets.lib.embedding import ModelUnavailableError, load_model
+    from rag_assets.lib.traces import record_trace
+
+    database = paths.duckdb_path(home)
+    try:
+        needs_metrics = not (args.model and args.strategy and args.retriever and args.cut is not None)
+        if needs_metrics and not database.exists():
+            raise asking.AskError(f"no results yet at {database}: run `rag-assets evaluate` first, or give "
+                                  "--model, --strategy, --retriever and --cut")
+        model, strategy, retriever, cut = args.model, args.strategy, args.retriever, args.cut
+        if needs_metrics:
+            with duckdb.connect(str(database), read_only=True) as connection:
+                model, strategy, retriever = asking.default_configuration(connection, model, strategy, retriever)
+                cut = cut if cut is not None else asking.calibrated_cut(connection, model, strategy, retriever)
+        embedder = load_model(model, onnx_dir=paths.onnx_dir(home))
+        answer = asking.ask(asking.load_index(home, embedder, strategy), args.question, retriever, cut, args.k,
+                            args.budget)
+        cited = asking.verify_citations(Path(args.verify).read_text(encoding="utf-8"), answer.sources) \
+            if args.verify else None
+    except (asking.AskError, asking.CitationError, ModelUnavailableError, OSError) as error:
+        print(f"rag-assets ask: {error}", file=sys.stderr)
+        return 1
+    record_trace(home, answer, cited)
+    print(answer.to_json() if args.format == "json" else answer.text())
+    if cited is not None:
+        print(f"\ncitations verified: {', '.join(f'[{n}]' for n in cited) or 'none'}", file=sys.stderr)
+    return EXIT_REFUSED if answer.refused and args.strict else 0
 
 
 def _progress(line: str) -> None:
@@ -154,6 +197,22 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--strategy", help="chunking strategy (default: boundaries_header)")
     history.add_argument("--retriever", help="retriever (default: dense)")
 
+    ask = commands.add_parser(
+        "ask", help="retrieve for a question: NO ANSWER, or numbered sources and the prompt it would send",
+        description="Answers from the latest materialised index (never rebuilds it). Exit codes: 0 answered or "
+        f"refused, 1 an error (nothing materialised, a stale index, invented citations), 2 bad usage, "
+        f"{EXIT_REFUSED} refused with --strict.")
+    ask.add_argument("question")
+    ask.add_argument("--model", help="registry key (default: the best configuration of the latest metrics)")
+    ask.add_argument("--strategy", help="chunking strategy (default: as --model)")
+    ask.add_argument("--retriever", choices=("dense", "late_interaction"), help="retriever (default: as --model)")
+    ask.add_argument("--cut", type=float, help="distance cut (default: the configuration's suggested cut)")
+    ask.add_argument("--k", type=int, default=4, help="most chunks kept (default 4)")
+    ask.add_argument("--budget", type=int, default=1000, help="most tokens of sources, the model's tokenizer (1000)")
+    ask.add_argument("--format", choices=("text", "json"), default="text")
+    ask.add_argument("--verify", metavar="FILE", help="an answer text whose [n] citations are checked against the sources")
+    ask.add_argument("--strict", action="store_true", help=f"exit {EXIT_REFUSED} when refused (for scripts)")
+
     ui = commands.add_parser("ui", help="open the Dagster UI on the project (dagster dev)")
     ui.add_argument("--port", type=int, default=3000)
     ui.add_argument("--host", default="127.0.0.1")
@@ -170,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         return _backfill(args, home)
     if args.command == "report":
         return _report(home, [c.strip() for c in args.by.split(",") if c.strip()], args.format, args.paired)
+    if args.command == "ask":
+        return _ask(args, home)
     if args.command == "history":
         return _history(home, args.model, args.strategy, args.retriever)
     if args.command == "ui":

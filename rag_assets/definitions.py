@@ -22,7 +22,7 @@ from rag_assets.assets.embeddings import embedding_model, embeddings, vectors_ar
 from rag_assets.assets.evaluation import EVAL_SET_CHECKS, eval_set
 from rag_assets.assets.extraction import every_document_extracted, extracted_text
 from rag_assets.assets.metrics import metrics_stamps_agree, no_significant_regression, retrieval_metrics
-from rag_assets.assets.retrieval import retrieval_runs, retrieval_stamps_agree
+from rag_assets.assets.retrieval import refusal_calibration, retrieval_runs, retrieval_stamps_agree
 from rag_assets.lib import paths
 from rag_assets.lib.embedding import MODELS
 from rag_assets.partitions import missing_model_partitions, model_partitions
@@ -30,7 +30,7 @@ from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
 
 ASSETS = [
     corpus_folder, embedding_model, corpus_snapshot, extracted_text, eval_set, chunks, chunk_quality, embeddings, retrieval_runs,
-    retrieval_metrics,
+    refusal_calibration, retrieval_metrics,
 ]
 
 ASSET_CHECKS = [
@@ -50,8 +50,9 @@ evaluation_inputs = define_asset_job("evaluation_inputs", selection=[corpus_snap
                                      description="Snapshot, extract and check the evaluation set.")
 chunking = define_asset_job("chunking", selection=[chunks, chunk_quality],
                             description="One chunking strategy: its chunks and what it costs.")
-model_partition = define_asset_job("model_partition", selection=[embeddings, retrieval_runs],
-                                   description="One model x strategy: embeddings, then every query through every retriever.")
+model_partition = define_asset_job("model_partition", selection=[embeddings, retrieval_runs, refusal_calibration],
+                                   description="One model x strategy: embeddings, every query through every retriever, "
+                                   "and when to refuse.")
 evaluation_metrics = define_asset_job("evaluation_metrics", selection=[retrieval_metrics],
                                       description="Append an evaluation run of every materialised partition to DuckDB.")
 nightly_evaluation_job = define_asset_job(

@@ -4,7 +4,7 @@ from rag_assets.definitions import defs
 
 EXPECTED = {
     "corpus_folder", "embedding_model", "corpus_snapshot", "extracted_text", "eval_set", "chunks", "chunk_quality", "embeddings", "retrieval_runs",
-    "retrieval_metrics",
+    "refusal_calibration", "retrieval_metrics",
 }
 
 
@@ -27,8 +27,9 @@ def test_asset_keys_and_lineage():
     assert parents["retrieval_runs"] == {"eval_set", "extracted_text", "chunks", "embeddings", "embedding_model"}
     assert parents["eval_set"] == {"extracted_text"}
     assert parents["chunk_quality"] == {"chunks", "eval_set", "extracted_text"}
-    assert parents["retrieval_metrics"] == {"retrieval_runs", "embeddings", "chunk_quality", "corpus_folder",
-                                            "embedding_model"}
+    assert parents["refusal_calibration"] == {"retrieval_runs"}
+    assert parents["retrieval_metrics"] == {"retrieval_runs", "refusal_calibration", "embeddings", "chunk_quality",
+                                            "corpus_folder", "embedding_model"}
     assert graph.get(AssetKey("retrieval_metrics")).pools == {"duckdb_write"}
 
 

@@ -59,6 +59,13 @@ def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
         metrics = connection.sql("SELECT * FROM metrics ORDER BY strategy, phrasing").to_arrow_table().to_pylist()
         assert len(metrics) == 2 * len(STRATEGIES) * len(MODELS) * 4 and all(m["queries"] == 3 for m in metrics)
         assert all(m["success_at_20"] == 1.0 for m in metrics if m["retriever"] != "bm25")
+        # the refusal calibration of every configuration with a distance scale: 141 cuts each, one suggested
+        calibrated = connection.sql("SELECT retriever, count(*), count_if(suggested) FROM threshold_sweep "
+                                    "GROUP BY 1 ORDER BY 1").fetchall()
+        assert calibrated == [(name, 141 * len(STRATEGIES) * len(MODELS), len(STRATEGIES) * len(MODELS))
+                              for name in ("dense", "late_interaction")]
+        assert connection.sql("SELECT count(*) FROM suggested_cuts WHERE auroc BETWEEN 0 AND 1").fetchall() == [
+            (2 * len(STRATEGIES) * len(MODELS),)]
         costs = {row["strategy"]: row for row in connection.sql(
             "SELECT * FROM chunk_stats WHERE model = 'all-MiniLM-L6-v2'").to_arrow_table().to_pylist()}
         assert set(costs) == set(STRATEGIES)

@@ -26,7 +26,7 @@ from rag_assets.resources import EmbeddingModels, RagSettings
 # the observed inputs are direct dependencies too: a changed corpus or model shows the metrics stale, and the
 # nightly run observes them before it evaluates
 @asset(group_name="metrics", pool="duckdb_write", automation_condition=EVALUATE,
-       deps=["corpus_folder", "embedding_model", "retrieval_runs", "embeddings", "chunk_quality"])
+       deps=["corpus_folder", "embedding_model", "retrieval_runs", "refusal_calibration", "embeddings", "chunk_quality"])
 def retrieval_metrics(context: AssetExecutionContext, settings: RagSettings) -> MaterializeResult:
     """success@k, recall@k, precision@k, MRR and nDCG@10 with intervals, paired tests, and each strategy's
     costs, in DuckDB.
@@ -36,8 +36,8 @@ def retrieval_metrics(context: AssetExecutionContext, settings: RagSettings) -> 
     """
     evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id)
     report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,
-                          Path(settings.home) / "report")
-    comparison, comparisons, chunk_stats = report.sections.values()
+                          Path(settings.home) / "report", evaluation.cuts)
+    comparison, comparisons, chunk_stats, *refusal = report.sections.values()
     figures = headline(evaluation.table, evaluation.configurations)
     return MaterializeResult(
         metadata={
@@ -51,6 +51,7 @@ def retrieval_metrics(context: AssetExecutionContext, settings: RagSettings) -> 
             "comparison": MetadataValue.md(comparison),
             "comparisons": MetadataValue.md(comparisons),
             "chunk_stats": MetadataValue.md(chunk_stats),
+            **({"suggested_cuts": MetadataValue.md(refusal[0])} if refusal else {}),
             "plots": MetadataValue.md(plots_markdown(report)),
             "report": MetadataValue.path(str(report.path)),
         }

@@ -12,7 +12,10 @@ from dagster import (
 )
 
 from rag_assets.asset_support import as_metadata, partition_tables, snapshot_of
-from rag_assets.automation import REBUILD_RETRIEVAL
+from rag_assets.automation import REBUILD_REFUSAL, REBUILD_RETRIEVAL
+from rag_assets.lib.refusal import RULE
+from rag_assets.lib.refusal_rows import calibrate_partition, describe
+from rag_assets.lib.report import inline
 from rag_assets.lib.retrieval_rows import retrieve_and_judge
 from rag_assets.lib.schemas import STAMP_FIELDS
 from rag_assets.lib.stamps import distinct_stamps, stamp_problems
@@ -55,3 +58,17 @@ def retrieval_stamps_agree(
         description="\n".join(problems) or "one build: stamps match each other, the registry and the corpus snapshot",
         metadata={"stamps": MetadataValue.json(sorted(unique, key=str))},
     )
+
+
+@asset(group_name="retrieval", partitions_def=model_strategy_partitions, automation_condition=REBUILD_REFUSAL)
+def refusal_calibration(retrieval_runs: pa.Table) -> Output[pa.Table]:
+    """When to say no: every cut of the distance grid applied as the real gate (at most 4 chunks, only
+    those under the cut) to every in-domain and out-of-domain query, counted; the separability of the
+    two (AUROC with a bootstrap interval) and a suggested cut by the rule in the metadata."""
+    table, suggestions, figures = calibrate_partition(retrieval_runs)
+    return Output(table, metadata={
+        "suggested_cuts": MetadataValue.md("\n\n".join(f"- {describe(s)}" for s in suggestions) + f"\n\nRule: {RULE}."),
+        **{f"cut_{s['retriever']}": float(s["cut"]) for s in suggestions},
+        **{f"auroc_{s['retriever']}": float(s["auroc"]) for s in suggestions if s["auroc"] is not None},
+        "plots": MetadataValue.md("\n\n".join(inline(png, name) for name, png in figures.items())),
+    })

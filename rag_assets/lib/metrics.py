@@ -269,3 +269,41 @@ def format_history(table) -> str:
                      f"| {row['queries']} | {row['recall_at_20']:.3f} [{row['recall_at_20_low']:.2f}, "
                      f"{row['recall_at_20_high']:.2f}] | {row['mrr']:.3f} |")
     return "\n".join(lines)
+
+
+def _share(count: str, total: str, name: str) -> str:
+    return (f"{count} / nullif({total}, 0) AS {name}, "
+            f"CASE WHEN {total} > 0 THEN wilson_low({count}, {total}) END AS {name}_low, "
+            f"CASE WHEN {total} > 0 THEN wilson_high({count}, {total}) END AS {name}_high")
+
+
+def write_threshold_sweep(connection: duckdb.DuckDBPyConnection, sweep) -> None:
+    """Replace ``threshold_sweep`` (every cut of every calibrated configuration) and the view
+    ``suggested_cuts`` (the suggested cut of each, with its shares and Wilson intervals)."""
+    create_schema(connection)
+    connection.register("incoming_sweep", sweep)
+    connection.execute("CREATE OR REPLACE TABLE threshold_sweep AS SELECT * FROM incoming_sweep")
+    connection.unregister("incoming_sweep")
+    connection.execute(
+        "CREATE OR REPLACE VIEW suggested_cuts AS SELECT model, revision, strategy, retriever, cut, in_domain, "
+        "out_of_domain, answered_with_needle, answered_without_needle, in_domain_refused, bluffs, bluffs_near, "
+        f"bluffs_off_topic, {_share('answered_with_needle', 'in_domain', 'answered')}, "
+        f"{_share('bluffs', 'out_of_domain', 'bluff')}, {_share('in_domain_refused', 'in_domain', 'refused')}, "
+        "worst_in_domain, best_out_of_domain, separable, auroc, auroc_low, auroc_high "
+        "FROM threshold_sweep WHERE suggested ORDER BY model, strategy, retriever")
+
+
+def format_suggested_cuts(table) -> str:
+    """A Markdown table of ``suggested_cuts``."""
+    lines = ["| model | strategy | retriever | worst in-domain | best out-of-domain | AUROC | cut | answered with needle "
+             "| refused | bluffs (near, off-topic) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in table.to_pylist():
+        if row["auroc"] is None:
+            continue
+        lines.append(
+            f"| {row['model']} | {row['strategy']} | {row['retriever']} | {row['worst_in_domain']:.3f} "
+            f"| {row['best_out_of_domain']:.3f} | {row['auroc']:.3f} [{row['auroc_low']:.2f}, {row['auroc_high']:.2f}] "
+            f"| {row['cut']:.3f} | {row['answered_with_needle']} of {row['in_domain']} [{row['answered_low']:.2f}, "
+            f"{row['answered_high']:.2f}] | {row['in_domain_refused']} | {row['bluffs']} of {row['out_of_domain']} "
+            f"[{row['bluff_low']:.2f}, {row['bluff_high']:.2f}] ({row['bluffs_near']}, {row['bluffs_off_topic']}) |")
+    return "\n".join(lines)

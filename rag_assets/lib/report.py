@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from rag_assets.lib.comparisons import REPORT_STRATEGY, STRATEGY_RETRIEVER, comparisons_heading, format_comparisons
 from rag_assets.lib.embedding import DEFAULT_MODEL
-from rag_assets.lib.metrics import K_VALUES, format_chunk_stats, format_table
+from rag_assets.lib.metrics import K_VALUES, format_chunk_stats, format_suggested_cuts, format_table
 
 
 def _figure():
@@ -116,9 +116,13 @@ def focus(configurations: list[tuple[str, str]]) -> tuple[str, str]:
             REPORT_STRATEGY if REPORT_STRATEGY in strategies else strategies[0])
 
 
+REFUSAL_SECTION = "When to refuse"
+
+
 def build_report(table: pa.Table, paired: pa.Table, costs: pa.Table, configurations: list[tuple[str, str]],
-                 folder: Path) -> Report:
-    """The comparison, paired tests and costs as Markdown, both plots, written to ``folder``."""
+                 folder: Path, cuts: pa.Table | None = None) -> Report:
+    """The comparison, paired tests, costs and suggested refusal cuts as Markdown, the plots, written
+    to ``folder``."""
     model, strategy = focus(configurations)
     images = {"success_at_k.png": success_curves(table, model), "retrievers.png": retriever_bars(table, model, strategy)}
     skipped = "" if "cross_encoder" in table.column("retriever").to_pylist() else (
@@ -126,6 +130,10 @@ def build_report(table: pa.Table, paired: pa.Table, costs: pa.Table, configurati
     sections = {"Comparison": format_table(table) + skipped,
                 comparisons_heading(strategy): format_comparisons(paired, strategy),
                 "What each strategy costs": format_chunk_stats(costs)}
+    if cuts is not None:
+        from rag_assets.lib.refusal import RULE
+
+        sections[REFUSAL_SECTION] = format_suggested_cuts(cuts) + f"\n\nThe suggested cut: {RULE}."
     return Report(model, strategy, sections, images, write_report(folder, list(sections.items()), images))
 
 

@@ -13,7 +13,7 @@ import duckdb
 import pyarrow as pa
 
 from rag_assets.lib.comparisons import write_comparisons
-from rag_assets.lib.metrics import comparison, write_chunk_stats, write_results
+from rag_assets.lib.metrics import comparison, write_chunk_stats, write_results, write_threshold_sweep
 from rag_assets.lib.paths import partition_files
 from rag_assets.lib.schemas import RESULT_COLUMNS, TOKEN_COLUMNS
 
@@ -26,6 +26,7 @@ class Evaluation:
     paired: pa.Table  # the paired comparisons
     costs: pa.Table  # chunk_stats
     configurations: list[tuple[str, str]]  # (model, strategy) of the newest run
+    cuts: pa.Table | None  # suggested_cuts, when a refusal calibration was materialised
 
 
 def read_partitions(connection: duckdb.DuckDBPyConnection, home: Path, asset: str, columns: list[str]) -> pa.Table:
@@ -47,8 +48,12 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
                                                   "eval_hash": first.get("eval_hash")})
         write_chunk_stats(connection, read_partitions(connection, home, "embeddings", TOKEN_COLUMNS),
                           read_partitions(connection, home, "chunk_quality", ["*"]))
+        calibrated = bool(partition_files(home, "refusal_calibration"))
+        if calibrated:
+            write_threshold_sweep(connection, read_partitions(connection, home, "refusal_calibration", ["*"]))
         return Evaluation(
             run_id=run_id, rows=runs.num_rows, table=comparison(connection), paired=write_comparisons(connection),
             costs=connection.sql("SELECT * FROM chunk_stats").to_arrow_table(),
             configurations=connection.sql("SELECT DISTINCT model, strategy FROM latest_results ORDER BY ALL").fetchall(),
+            cuts=connection.sql("SELECT * FROM suggested_cuts").to_arrow_table() if calibrated else None,
         )

@@ -79,6 +79,18 @@ RETRIEVAL_RUNS = pa.schema([
     ("relevant_ranks", pa.list_(pa.int64())), ("relevant_total", pa.int64()), *STAMP,
 ])
 
+# one row per retriever with a distance scale and cut of the grid (lib/refusal.py), with the
+# retriever's separation figures and whether the cut is the suggested one
+THRESHOLD_SWEEP = pa.schema([
+    ("model", pa.string()), ("revision", pa.string()), ("strategy", pa.string()), ("snapshot_id", pa.string()),
+    ("retriever", pa.string()), ("cut", pa.float64()),
+    *[(name, pa.int64()) for name in ("in_domain", "out_of_domain", "near", "off_topic", "answered_with_needle",
+                                      "answered_without_needle", "in_domain_refused", "bluffs", "bluffs_near",
+                                      "bluffs_off_topic", "out_of_domain_refused")],
+    ("worst_in_domain", pa.float64()), ("best_out_of_domain", pa.float64()), ("separable", pa.bool_()),
+    ("auroc", pa.float64()), ("auroc_low", pa.float64()), ("auroc_high", pa.float64()), ("suggested", pa.bool_()),
+])
+
 # what the metrics read back from the retrieval and embedding partitions
 RESULT_COLUMNS = ["query_id", "needle_id", "phrasing", "query_kind", "kind", "retriever", *STAMP_FIELDS,
                   "eval_version", "eval_hash", "hit_rank", "relevant_ranks", "relevant_total", "chunk_ids", "scores",
@@ -93,6 +105,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "chunk_quality": CHUNK_QUALITY,
     "embeddings": embeddings_schema(0),  # the vector's size is the model's: checked apart
     "retrieval_runs": RETRIEVAL_RUNS,
+    "refusal_calibration": THRESHOLD_SWEEP,
 }
 
 

@@ -57,7 +57,7 @@ class Index:
 class Ranking(NamedTuple):
     indices: list[int]  # chunk indices, best first
     scores: list[float]
-    distances: list[float] | None  # cosine distances, for the dense retriever only
+    distances: list[float] | None  # lower is closer: dense 1 - cos, late interaction 1 - mean MaxSim
 
 
 class Retriever(Protocol):
@@ -109,12 +109,14 @@ class Rerank:
     rerank: Callable[[Index, str, Sequence[int], int], tuple[list[int], list[float]]]
     inputs: tuple[str, ...]
     needs: Callable[[Index], bool] = lambda index: True
+    distance: Callable[[float], float] | None = None  # a score as a distance (lower is closer), if it has one
 
     def available(self, index: Index) -> bool:
         return self.needs(index)
 
     def rank(self, index: Index, query: str, upstream: Sequence[Ranking], k: int) -> Ranking:
-        return Ranking(*self.rerank(index, query, upstream[0].indices[:RERANK_DEPTH], k), None)
+        indices, scores = self.rerank(index, query, upstream[0].indices[:RERANK_DEPTH], k)
+        return Ranking(indices, scores, [self.distance(s) for s in scores] if self.distance else None)
 
 
 RETRIEVERS: dict[str, Retriever] = {
@@ -123,7 +125,7 @@ RETRIEVERS: dict[str, Retriever] = {
         FirstStage("dense", dense.search),
         FirstStage("bm25", bm25.search),
         Fusion("hybrid", inputs=("dense", "bm25")),
-        Rerank("late_interaction", late_interaction.rerank, inputs=("hybrid",)),
+        Rerank("late_interaction", late_interaction.rerank, inputs=("hybrid",), distance=lambda score: 1.0 - score),
         Rerank("cross_encoder", cross_encoder.rerank, inputs=("hybrid",),
                needs=lambda index: index.cross_encoder is not None),
     )

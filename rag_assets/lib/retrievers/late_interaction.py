@@ -1,6 +1,9 @@
 """Late interaction (ColBERT-style MaxSim) with the embedding model's own contextual token vectors.
 
-    score(q, d) = sum over query tokens i of  max over chunk tokens j of  cos(q_i, d_j)
+    score(q, d) = mean over query tokens i of  max over chunk tokens j of  cos(q_i, d_j)
+
+(ColBERT sums; the mean ranks identically for one query and puts every query on one scale, so
+``1 - score`` is a distance a refusal threshold can be calibrated on, like dense's ``1 - cos``.)
 
 No extra weights: the token vectors are the embedding model's last hidden states (its static
 token vectors for WordLlama), the same ones it mean-pools into the chunk vector. The embedder keeps
@@ -22,9 +25,10 @@ def _unit_rows(matrix: np.ndarray) -> np.ndarray:
 
 
 def maxsim(query_tokens: np.ndarray, chunk_tokens: np.ndarray) -> float:
+    """The mean over query tokens of their best cosine among the chunk's tokens, in [-1, 1]."""
     if not len(query_tokens) or not len(chunk_tokens):
         return 0.0
-    return float((_unit_rows(query_tokens) @ _unit_rows(chunk_tokens).T).max(axis=1).sum())
+    return float((_unit_rows(query_tokens) @ _unit_rows(chunk_tokens).T).max(axis=1).mean())
 
 
 class TokenVectors:

@@ -26,9 +26,11 @@ def test_every_available_retriever_answers_every_query_in_order(index):
     assert all(by[("q1", name)]["chunk_ids"][0] == "c0" for name in ("dense", "bm25", "hybrid", "late_interaction"))
     # "zebra" is in no chunk: BM25 returns nothing; dense still ranks everything
     assert by[("q2", "bm25")]["chunk_ids"] == [] and len(by[("q2", "dense")]["chunk_ids"]) == 3
-    # distances only for dense; a second stage's latency includes the first
-    assert by[("q1", "dense")]["distances"] == pytest.approx([1 - s for s in by[("q1", "dense")]["scores"]])
-    assert by[("q1", "bm25")]["distances"] is None
+    # distances for dense (1 - cos) and late interaction (1 - mean MaxSim), none for BM25 and fusion;
+    # a second stage's latency includes the first
+    for name in ("dense", "late_interaction"):
+        assert by[("q1", name)]["distances"] == pytest.approx([1 - s for s in by[("q1", name)]["scores"]])
+    assert by[("q1", "bm25")]["distances"] is None and by[("q1", "hybrid")]["distances"] is None
     hybrid = by[("q1", "hybrid")]
     assert hybrid["latency_ms"] == pytest.approx(
         hybrid["stage_ms"] + by[("q1", "dense")]["latency_ms"] + by[("q1", "bm25")]["latency_ms"])

@@ -1,0 +1,61 @@
+"""How long `ask` takes from a warm index, beside the time to embed the query alone.
+
+    RAG_ASSETS_HOME=... .venv/bin/python bench/ask.py [--model all-MiniLM-L6-v2] [--strategy boundaries_header]
+
+Needs a home where `rag-assets evaluate` has run. Loads the index once (what a warm server holds),
+asks every needle question of the default evaluation set once to warm the caches, then times each
+question again: the whole ask (embedding, retrieval, gate, sources counted with the model's
+tokenizer, prompt) per retriever, and the query embedding alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT))
+
+from rag_assets.lib import paths  # noqa: E402
+from rag_assets.lib.ask import ask, load_index  # noqa: E402
+from rag_assets.lib.embedding import load_model  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    parser.add_argument("--strategy", default="boundaries_header")
+    parser.add_argument("--cut", type=float, default=0.6)
+    args = parser.parse_args()
+    home = paths.storage_home()
+    questions = [q for line in paths.DEFAULT_EVAL_SET.read_text().splitlines() if line.strip()
+                 for q in json.loads(line)["questions"].values()]
+    embedder = load_model(args.model, onnx_dir=paths.onnx_dir(home))
+    index = load_index(home, embedder, args.strategy)
+    print(f"{len(questions)} questions, {args.model} x {args.strategy}, {len(index.chunks)} chunks, "
+          f"runtime {getattr(embedder, 'runtime', 'native')}")
+    embed_ms = []
+    for question in questions:
+        started = time.perf_counter()
+        embedder.embed_queries([question])
+        embed_ms.append((time.perf_counter() - started) * 1000)
+    for retriever in ("dense", "late_interaction"):
+        for question in questions:  # warm: token vectors of the candidates are computed once
+            ask(index, question, retriever, args.cut)
+        times = []
+        for question in questions:
+            started = time.perf_counter()
+            ask(index, question, retriever, args.cut)
+            times.append((time.perf_counter() - started) * 1000)
+        print(f"  ask with {retriever:16}: median {statistics.median(times):6.1f} ms, p95 "
+              f"{sorted(times)[int(0.95 * len(times))]:6.1f} ms per question")
+    print(f"  query embedding alone     : median {statistics.median(embed_ms):6.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

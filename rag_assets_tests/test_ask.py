@@ -1,0 +1,153 @@
+"""`rag-assets ask` against a tiny materialised project with the real default model: the gate, cited
+and budgeted sources whose locators slice the canonical text back, citation checks, the NO ANSWER
+message and exit code, traces, and refusals of a missing or stale index."""
+
+import json
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+from dagster import DagsterInstance
+
+from rag_assets.cli import EXIT_REFUSED, main
+from rag_assets.lib import paths
+from rag_assets.lib.ask import AskError, CitationError, ask, load_index, verify_citations
+from rag_assets.lib.embedding import load_model
+from rag_assets.lib.traces import traces_path
+from rag_assets.resources import RagSettings
+from rag_assets.runner import materialize_all
+
+MODEL, STRATEGY = "all-MiniLM-L6-v2", "boundaries_header"
+QUESTION = "How do I remove limescale from a kettle with vinegar?"
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory, request):
+    fixtures = request.config.rootpath / "rag_assets_tests" / "fixtures"
+    home = tmp_path_factory.mktemp("ask") / "home"
+    settings = RagSettings(home=str(home), corpus_dir=str(fixtures / "tiny_corpus"),
+                           eval_set=str(fixtures / "tiny_needles.jsonl"),
+                           out_of_domain=str(fixtures / "tiny_out_of_domain.jsonl"))
+    materialize_all(settings, DagsterInstance.ephemeral(), model_keys=[MODEL], strategies=[STRATEGY],
+                    progress=lambda _: None)
+    return home
+
+
+@pytest.fixture(scope="module")
+def index(home):
+    return load_index(home, load_model(MODEL), STRATEGY)
+
+
+def _canonical(home):
+    return {r["doc_id"]: r["text"] for r in pq.read_table(paths.partition_path(home, "extracted_text")).to_pylist()}
+
+
+def test_sources_quote_content_that_their_locators_slice_back(home, index):
+    answer = ask(index, QUESTION, "dense", cut=0.9, k=4, budget=10_000)
+    assert not answer.refused and 1 <= len(answer.sources) <= 4
+    canonical = _canonical(home)
+    for source in answer.sources:
+        assert canonical[source.doc_id][source.start:source.end] == source.content
+        assert source.locator == f"#char={source.start},{source.end}"
+    first = answer.sources[0]
+    assert first.doc_id == "guide/kettles.html" and "white vinegar" in first.content
+    assert first.link.startswith("guide/kettles.html#") and "#char=" not in first.link  # the section's anchor
+    # the prompt carries the instruction, the sources' own words (never the embedded header) and the question
+    assert "only the numbered sources" in answer.prompt and answer.prompt.rstrip().endswith(QUESTION)
+    assert "[Kettles" not in answer.prompt.split("Sources:")[1]
+    assert [s.distance for s in answer.sources] == sorted(s.distance for s in answer.sources)
+
+
+def test_the_gate_keeps_only_chunks_under_the_cut(index):
+    everything = ask(index, QUESTION, "dense", cut=2.0, k=4)
+    distances = [d for _, d in everything.retrieved]
+    assert len(everything.sources) == 4 and distances == sorted(distances)
+    cut = (distances[1] + distances[2]) / 2  # between the second and the third
+    assert [s.chunk_id for s in ask(index, QUESTION, "dense", cut=cut, k=4).sources] == \
+        [c for c, _ in everything.retrieved[:2]]
+    refused = ask(index, QUESTION, "dense", cut=distances[0] - 1e-6, k=4)
+    assert refused.refused and refused.sources == [] and refused.prompt is None
+    assert refused.text() == f'NO ANSWER: nothing under cosine distance {refused.cut:.3f} for "{QUESTION}"'
+
+
+def test_the_budget_is_counted_with_the_model_tokenizer_and_cut_at_the_end(home, index):
+    whole = ask(index, QUESTION, "dense", cut=2.0, k=4, budget=10_000)
+    first_tokens = whole.sources[0].tokens
+    budget = first_tokens + 10  # the first source whole, then 10 tokens of the second
+    answer = ask(index, QUESTION, "dense", cut=2.0, k=4, budget=budget)
+    assert len(answer.sources) == 2 and not answer.sources[0].truncated and answer.sources[1].truncated
+    count = index.index.embedder.count_tokens
+    assert [count([s.content])[0] for s in answer.sources] == [s.tokens for s in answer.sources]
+    assert sum(s.tokens for s in answer.sources) <= budget
+    second, original = answer.sources[1], whole.sources[1]
+    assert original.content.startswith(second.content) and len(second.content) < len(original.content)
+    assert _canonical(home)[second.doc_id][second.start:second.end] == second.content  # kept its beginning
+
+
+def test_verify_citations_accepts_given_numbers_and_names_invented_ones(index):
+    sources = ask(index, QUESTION, "dense", cut=2.0, k=2).sources
+    assert verify_citations("Use vinegar [1]. Rinse after an hour [2][1].", sources) == [1, 2]
+    assert verify_citations("I cannot answer from the sources.", sources) == []
+    with pytest.raises(CitationError, match=r"cites \[3\], \[7\], which are not among the sources given \(\[1\], \[2\]\)"):
+        verify_citations("Boil it [1] for an hour [3], then descale [7].", sources)
+
+
+def test_a_missing_or_stale_index_is_refused_with_the_command_that_fixes_it(tmp_path, home, index):
+    embedder = index.index.embedder
+    with pytest.raises(AskError, match=r"nothing materialised for all-MiniLM-L6-v2 x blind .*"
+                                       r"run `rag-assets evaluate --models all-MiniLM-L6-v2 --strategies blind`"):
+        load_index(home, embedder, "blind")
+
+    class OtherWeights:  # the same model with other weights installed now
+        def __getattr__(self, name):
+            return "0123456789abcdef" if name == "revision" else getattr(embedder, name)
+
+    with pytest.raises(AskError, match=r"built with weights \w+, but the installed weights are 0123456789abcdef: "
+                                       r"run `rag-assets backfill --model all-MiniLM-L6-v2`"):
+        load_index(home, OtherWeights(), STRATEGY)
+
+
+def test_the_command_line_answers_refuses_verifies_and_traces(home, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RAG_ASSETS_HOME", str(home))
+    given = ["--model", MODEL, "--strategy", STRATEGY, "--retriever", "dense"]
+    assert main(["ask", QUESTION, *given, "--cut", "0.9", "--format", "json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["refused"] is False and answer["sources"][0]["doc_id"] == "guide/kettles.html"
+
+    assert main(["ask", "Who won the 1998 football world cup?", *given, "--cut", "0.05"]) == 0
+    assert capsys.readouterr().out.startswith('NO ANSWER: nothing under cosine distance 0.050 for "Who won')
+    assert main(["ask", "Who won the 1998 football world cup?", *given, "--cut", "0.05", "--strict"]) == EXIT_REFUSED
+    capsys.readouterr()
+
+    good, invented = tmp_path / "good.txt", tmp_path / "invented.txt"
+    good.write_text("Equal parts vinegar and water [1].")
+    invented.write_text("Equal parts vinegar and water [1], says the manual [9].")
+    assert main(["ask", QUESTION, *given, "--cut", "0.9", "--verify", str(good)]) == 0
+    assert "citations verified: [1]" in capsys.readouterr().err
+    assert main(["ask", QUESTION, *given, "--cut", "0.9", "--verify", str(invented)]) == 1
+    assert "cites [9], which is not among the sources given" in capsys.readouterr().err
+
+    with duckdb.connect(str(traces_path(home)), read_only=True) as connection:
+        traces = connection.sql("SELECT question, refused, cited, len(retrieved) AS retrieved, len(sources) AS sent, "
+                                "retriever, revision, latency_ms FROM ask_traces ORDER BY asked_at").fetchall()
+    assert [(q[:10], refused, cited) for q, refused, cited, *_ in traces] == [
+        (QUESTION[:10], False, None), ("Who won th", True, None), ("Who won th", True, None),
+        (QUESTION[:10], False, [1])]
+    assert all(row[3] == 4 and row[5] == "dense" and row[7] > 0 for row in traces)
+    assert traces[1][4] == 0  # a refusal sends nothing
+
+
+def test_without_options_ask_uses_the_best_configuration_and_its_suggested_cut(home, monkeypatch, capsys):
+    with duckdb.connect(str(paths.duckdb_path(home)), read_only=True) as connection:
+        cuts = {(m, s, r): c for m, s, r, c in connection.sql(
+            "SELECT model, strategy, retriever, cut FROM suggested_cuts").fetchall()}
+        sweep = connection.sql("SELECT count(*), count(DISTINCT cut) FROM threshold_sweep").fetchall()
+    assert set(cuts) == {(MODEL, STRATEGY, "dense"), (MODEL, STRATEGY, "late_interaction")}
+    assert sweep == [(2 * 141, 141)]
+    monkeypatch.setenv("RAG_ASSETS_HOME", str(home))
+    assert main(["ask", QUESTION, "--format", "json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert (answer["model"], answer["strategy"]) == (MODEL, STRATEGY)
+    assert answer["cut"] == cuts[(MODEL, STRATEGY, answer["retriever"])]
+    assert main(["report"]) == 0
+    assert "When to refuse" in capsys.readouterr().out
