@@ -153,7 +153,7 @@ def load_index(home: Path, embedder: Embedder, strategy: str) -> AskIndex:
     return AskIndex(embedder.key, revision, strategy, index, rows, documents)
 
 
-def _link(document: Document, start: int, end: int) -> str:
+def source_link(document: Document, start: int, end: int) -> str:
     """Where a person opens the source: the HTML page and its section's anchor, a PDF page, else the
     character range."""
     section = next((s for s in reversed(document.sections) if s["start"] <= start), None)
@@ -195,7 +195,7 @@ def build_sources(ask_index: AskIndex, kept: Sequence[tuple[int, float]], budget
         sources.append(Source(
             number=len(sources) + 1, chunk_id=chunk["chunk_id"], doc_id=chunk["doc_id"], title=document.title,
             section=chunk["section"], start=start, end=end, locator=f"#char={start},{end}",
-            link=_link(document, start, end), distance=float(distance), tokens=tokens, truncated=truncated,
+            link=source_link(document, start, end), distance=float(distance), tokens=tokens, truncated=truncated,
             content=content))
         left -= tokens
         if truncated or left <= 0:

@@ -46,8 +46,8 @@ import numpy as np
 from scipy.stats import rankdata
 
 from rag_assets.lib.evalset import OUT_OF_DOMAIN
+from rag_assets.lib.figures import png_bytes, pyplot
 from rag_assets.lib.metrics import wilson_interval
-from rag_assets.lib.report import _figure, _png
 
 CUTS = np.round(np.arange(0.30, 1.0 + 1e-9, 0.005), 3)  # 141 cuts
 K = 4
@@ -274,7 +274,7 @@ def _rates(axes, sweep_rows: Sequence[dict]) -> None:
 def plot(sweep_rows: Sequence[dict], separated: dict, distances_in: Sequence[float],
          distances_out: Sequence[float], suggested_cut: float, title: str) -> bytes:
     """A PNG: best-distance histograms (left) and the rates against the cut (right), the suggested cut marked."""
-    plt = _figure()
+    plt = pyplot()
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     _histograms(left, distances_in, distances_out, separated)
     _rates(right, sweep_rows)
@@ -283,4 +283,4 @@ def plot(sweep_rows: Sequence[dict], separated: dict, distances_in: Sequence[flo
         axes.grid(alpha=0.3)
         axes.legend(fontsize=8)
     figure.suptitle(title)
-    return _png(figure)
+    return png_bytes(figure)

@@ -9,7 +9,6 @@ costs and both figures (as files beside it).
 from __future__ import annotations
 
 import base64
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,29 +16,15 @@ import pyarrow as pa
 
 from rag_assets.lib.comparisons import REPORT_STRATEGY, STRATEGY_RETRIEVER, comparisons_heading, format_comparisons
 from rag_assets.lib.embedding import DEFAULT_MODEL
+from rag_assets.lib.figures import png_bytes, pyplot
 from rag_assets.lib.metrics import K_VALUES, format_chunk_stats, format_suggested_cuts, format_table
-
-
-def _figure():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _png(figure) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    _figure().close(figure)
-    return buffer.getvalue()
+from rag_assets.lib.refusal import RULE
 
 
 def success_curves(table: pa.Table, model: str, retriever: str = STRATEGY_RETRIEVER) -> bytes:
     """success@k against k, one line per strategy, with interval bars. ``table``: a comparison by
     model, strategy and retriever."""
-    plt = _figure()
+    plt = pyplot()
     figure, axes = plt.subplots(figsize=(7, 4.2))
     rows = [r for r in table.to_pylist() if r["model"] == model and r["retriever"] == retriever]
     for offset, row in enumerate(sorted(rows, key=lambda r: r["strategy"])):
@@ -56,11 +41,11 @@ def success_curves(table: pa.Table, model: str, retriever: str = STRATEGY_RETRIE
     axes.set_title(f"{model}, {retriever}: success@k with Wilson 95 % intervals")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8, loc="lower right")
-    return _png(figure)
+    return png_bytes(figure)
 
 
 def retriever_bars(table: pa.Table, model: str, strategy: str) -> bytes:
-    plt = _figure()
+    plt = pyplot()
     rows = sorted((r for r in table.to_pylist() if r["model"] == model and r["strategy"] == strategy),
                   key=lambda r: r["retriever"])
     measures = [("success_at_1", "S@1"), ("success_at_4", "S@4"), ("mrr", "MRR")]
@@ -77,7 +62,7 @@ def retriever_bars(table: pa.Table, model: str, strategy: str) -> bytes:
     axes.set_title(f"{model}, {strategy}: retrievers with 95 % intervals")
     axes.grid(axis="y", alpha=0.3)
     axes.legend(fontsize=8)
-    return _png(figure)
+    return png_bytes(figure)
 
 
 def inline(png: bytes, alt: str) -> str:
@@ -131,8 +116,6 @@ def build_report(table: pa.Table, paired: pa.Table, costs: pa.Table, configurati
                 comparisons_heading(strategy): format_comparisons(paired, strategy),
                 "What each strategy costs": format_chunk_stats(costs)}
     if cuts is not None:
-        from rag_assets.lib.refusal import RULE
-
         sections[REFUSAL_SECTION] = format_suggested_cuts(cuts) + f"\n\nThe suggested cut: {RULE}."
     return Report(model, strategy, sections, images, write_report(folder, list(sections.items()), images))
 
