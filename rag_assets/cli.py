@@ -101,6 +101,36 @@ def _ask(args: argparse.Namespace, home: Path) -> int:
     return EXIT_REFUSED if answer.refused and args.strict else 0
 
 
+def _export(args: argparse.Namespace, home: Path) -> int:
+    import duckdb
+    import pyarrow.parquet as pq
+
+    from rag_assets.lib.trec import stored_rows, trec_lines, write_trec
+
+    database = paths.duckdb_path(home)
+    if not database.exists():
+        print(f"no results yet at {database}: run `rag-assets evaluate` first", file=sys.stderr)
+        return 1
+    with duckdb.connect(str(database), read_only=True) as connection:
+        configurations = [c for c in connection.sql(
+            "SELECT DISTINCT model, strategy, retriever FROM latest_results ORDER BY ALL").fetchall()
+            if all(want in (None, have) for want, have in zip((args.model, args.strategy, args.retriever), c))]
+        rows = {c: stored_rows(connection, *c) for c in configurations}
+    if not configurations:
+        print("no stored configuration matches --model, --strategy and --retriever", file=sys.stderr)
+        return 1
+    evaluation = pq.read_table(paths.partition_path(home, "eval_set"), columns=["query_id", "relevant_doc_ids"])
+    relevant_docs = {r["query_id"]: r["relevant_doc_ids"] for r in evaluation.to_pylist()}
+    for model, strategy, retriever in configurations:
+        chunks = pq.read_table(paths.partition_path(home, "chunks", [("strategy", strategy)]),
+                               columns=["chunk_id", "doc_id"]).to_pylist()
+        run, qrels = trec_lines(rows[(model, strategy, retriever)], {c["chunk_id"]: c["doc_id"] for c in chunks},
+                                relevant_docs, f"rag_assets:{model}:{strategy}:{retriever}")
+        run_path, _ = write_trec(Path(args.folder), f"{model}__{strategy}__{retriever}", run, qrels)
+        print(f"{run_path} and .qrels: {len(run)} run lines, {len(qrels)} judgements")
+    return 0
+
+
 def _progress(line: str) -> None:
     print(f"rag-assets: {line}", flush=True)
 
@@ -213,6 +243,13 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--verify", metavar="FILE", help="an answer text whose [n] citations are checked against the sources")
     ask.add_argument("--strict", action="store_true", help=f"exit {EXIT_REFUSED} when refused (for scripts)")
 
+    export = commands.add_parser("export", help="write stored runs as TREC run files with their qrels")
+    export.add_argument("folder", help="where to write <model>__<strategy>__<retriever>.run and .qrels")
+    export.add_argument("--format", choices=("trec",), default="trec")
+    export.add_argument("--model")
+    export.add_argument("--strategy")
+    export.add_argument("--retriever")
+
     ui = commands.add_parser("ui", help="open the Dagster UI on the project (dagster dev)")
     ui.add_argument("--port", type=int, default=3000)
     ui.add_argument("--host", default="127.0.0.1")
@@ -229,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         return _backfill(args, home)
     if args.command == "report":
         return _report(home, [c.strip() for c in args.by.split(",") if c.strip()], args.format, args.paired)
+    if args.command == "export":
+        return _export(args, home)
     if args.command == "ask":
         return _ask(args, home)
     if args.command == "history":

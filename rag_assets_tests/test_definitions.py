@@ -48,7 +48,7 @@ def test_checks_and_schedules():
     assert conditioned == EXPECTED - {"corpus_folder", "embedding_model"}  # every materialisable stage
 
 
-def test_a_seventh_strategy_is_one_registry_entry_and_a_new_partition():
+def test_an_eighth_strategy_is_one_registry_entry_and_a_new_partition():
     import subprocess
     import sys
 
@@ -65,5 +65,5 @@ def test_a_seventh_strategy_is_one_registry_entry_and_a_new_partition():
     )
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
     strategies, embedding_strategies = result.stdout.strip().splitlines()
-    assert "'boundaries_header_256'" in strategies and strategies.count("'") == 2 * 7
-    assert int(embedding_strategies) == 7  # and every model's embeddings get the new strategy
+    assert "'boundaries_header_256'" in strategies and strategies.count("'") == 2 * 8
+    assert int(embedding_strategies) == 8  # and every model's embeddings get the new strategy

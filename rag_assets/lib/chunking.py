@@ -1,7 +1,7 @@
 """Chunking strategies: a canonical document to chunk records with honest offsets.
 
-Six strategies from three independent ingredients (the reference study's), each a partition of
-the ``chunks`` asset:
+Six strategies from three independent ingredients (the reference study's), and the whole document,
+each a partition of the ``chunks`` asset:
 
 - A ``blind``: cut every ``target`` characters without looking at the text.
 - B ``blind_overlap``: A, each chunk also carrying the last ``overlap`` characters of the one before.
@@ -12,6 +12,8 @@ the ``chunks`` asset:
 - E ``boundaries_header``: C, the embedded text prefixed with ``[Document title > Section path]``
   and a newline.
 - F ``boundaries_header_overlap``: E plus the overlap.
+- ``document``: one chunk per document, its whole canonical text (for a BEIR document: the title,
+  a blank line, the text), as MTEB and BEIR embed documents; the model's window truncates it.
 
 C-F chunk each section separately (no chunk spans two sections; a heading is never content, and
 the first chunk of a section carries no overlap). A and B cut the whole canonical text.
@@ -57,6 +59,7 @@ class Strategy:
     overlap: int = 0  # characters of the previous chunk's content carried in front of this one
     boundaries: bool = False  # pack whole paragraphs (sentences when a paragraph is too long)
     header: bool = False  # prefix the embedded text with "[Title > Section path]\n"
+    whole: bool = False  # one chunk per document: its whole canonical text (the model's window truncates)
 
     def __post_init__(self) -> None:
         if self.target <= 0 or not 0 <= self.overlap < self.target:
@@ -72,6 +75,7 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("boundaries_overlap", boundaries=True, overlap=DEFAULT_OVERLAP),
         Strategy("boundaries_header", boundaries=True, header=True),
         Strategy("boundaries_header_overlap", boundaries=True, header=True, overlap=DEFAULT_OVERLAP),
+        Strategy("document", whole=True),
     )
 }
 
@@ -159,6 +163,8 @@ def _header(section_path: str) -> str:
 
 def _runs(text: str, sections: Sequence[Section], strategy: Strategy, title: str) -> list[list[tuple[int, int, str]]]:
     """Content spans in runs within which each chunk overlaps the one before (a section, for C-F)."""
+    if strategy.whole:
+        return [[(0, len(text), title)]] if text.strip() else [[]]
     if strategy.boundaries:
         return [
             [(start, end, section.path)

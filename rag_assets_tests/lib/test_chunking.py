@@ -2,6 +2,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rag_assets.lib.canonical import CanonicalBuilder
 from rag_assets.lib.chunking import STRATEGIES, Strategy, chunk_document, chunk_id, header_of
 from rag_assets.lib.extraction import extract_document, extract_html
 
@@ -66,15 +67,27 @@ def test_chunk_ids_are_stable_and_distinct():
                 chunk_id("d", "other", 0, 10)}) == 4
 
 
-def test_six_strategies_from_three_ingredients():
-    assert {name: (s.boundaries, s.overlap, s.header, s.target) for name, s in STRATEGIES.items()} == {
-        "blind": (False, 0, False, 512),
-        "blind_overlap": (False, 64, False, 512),
-        "boundaries": (True, 0, False, 512),
-        "boundaries_overlap": (True, 64, False, 512),
-        "boundaries_header": (True, 0, True, 512),
-        "boundaries_header_overlap": (True, 64, True, 512),
+def test_six_strategies_from_three_ingredients_and_the_whole_document():
+    assert {name: (s.boundaries, s.overlap, s.header, s.target, s.whole) for name, s in STRATEGIES.items()} == {
+        "blind": (False, 0, False, 512, False),
+        "blind_overlap": (False, 64, False, 512, False),
+        "boundaries": (True, 0, False, 512, False),
+        "boundaries_overlap": (True, 64, False, 512, False),
+        "boundaries_header": (True, 0, True, 512, False),
+        "boundaries_header_overlap": (True, 64, True, 512, False),
+        "document": (False, 0, False, 512, True),
     }
+
+
+def test_the_document_strategy_is_one_chunk_of_the_whole_canonical_text():
+    builder = CanonicalBuilder()
+    builder.add_heading(1, "Vinegar descaling", None)
+    builder.add("Fill the kettle halfway. " * 40)
+    extracted = builder.build(None, "fallback")
+    [chunk] = chunk_document("k.html", extracted.title, extracted.text, extracted.sections, STRATEGIES["document"])
+    assert chunk.content == chunk.text == extracted.text  # the title, a blank line, the text
+    assert (chunk.start, chunk.end, chunk.span_start, chunk.section) == (0, len(extracted.text), 0, "Vinegar descaling")
+    assert chunk_document("e.txt", "t", "", [], STRATEGIES["document"]) == []
 
 
 def test_blind_overlap_carries_exactly_the_last_characters_of_the_previous_chunk():
