@@ -161,6 +161,8 @@ def _evaluate(args: argparse.Namespace, home: Path) -> int:
         eval_set=str(Path(args.eval_set).resolve()),
         out_of_domain=str(Path(args.out_of_domain).resolve()) if args.out_of_domain else "",
         beir_split=args.beir_split,
+        bm25_k1=args.bm25_k1, bm25_b=args.bm25_b, bm25_stopwords=args.bm25_stopwords, bm25_stemmer=args.bm25_stemmer,
+        top_k=args.top_k,
     )
     instance = default_instance(home)
     outcome = materialize_all(settings, instance, model_keys=args.models, strategies=args.strategies, progress=_progress)
@@ -208,6 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--beir-split", default="test", help="qrels split of a BEIR evaluation set")
     evaluate.add_argument("--models", nargs="+", help="embedding models (default: all registered)")
     evaluate.add_argument("--strategies", nargs="+", help="chunking strategies (default: all registered)")
+    evaluate.add_argument("--top-k", type=int, default=25, help="chunks kept per query and retriever (default 25)")
+    evaluate.add_argument("--bm25-k1", type=float, default=1.2, help="BM25 k1 (default 1.2)")
+    evaluate.add_argument("--bm25-b", type=float, default=0.75, help="BM25 b (default 0.75)")
+    evaluate.add_argument("--bm25-stopwords", choices=("none", "english"), default="none",
+                          help="drop English stop words (Lucene's set) in BM25")
+    evaluate.add_argument("--bm25-stemmer", default="none", help="Snowball stemmer for BM25 ('english'; default none)")
 
     backfill = commands.add_parser(
         "backfill", help="rebuild one model's embeddings, retrieval and metrics (after its weights changed)")

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from rag_assets.lib import paths
 from rag_assets.lib.embedding import MODELS, Embedder, current_revision, load_model
+from rag_assets.lib.retrievers.bm25 import BM25Config
 from rag_assets.lib.schemas import check_table
 from rag_assets.partitions import dimensions_of
 
@@ -54,6 +55,11 @@ class RagSettings(ConfigurableResource):
         default="",
         description="Folder of a trained sentence-transformers CrossEncoder for the second stage; '' for none.",
     )
+    bm25_k1: float = Field(default=1.2, description="BM25's term-frequency saturation k1.")
+    bm25_b: float = Field(default=0.75, description="BM25's length normalisation b.")
+    bm25_lowercase: bool = Field(default=True, description="BM25 lower-cases tokens.")
+    bm25_stopwords: str = Field(default="none", description="BM25 stop words: 'none' or 'english' (Lucene's set).")
+    bm25_stemmer: str = Field(default="none", description="BM25 stemming: 'none' or a Snowball language ('english').")
     nightly_cron: str = Field(
         default_factory=lambda: os.environ.get("RAG_ASSETS_NIGHTLY_CRON", "0 2 * * *"),
         description="When the nightly evaluation runs (cron; $RAG_ASSETS_NIGHTLY_CRON, default 02:00).",
@@ -62,6 +68,11 @@ class RagSettings(ConfigurableResource):
         default_factory=lambda: os.environ.get("RAG_ASSETS_NIGHTLY_TIMEZONE", "UTC"),
         description="The timezone of nightly_cron ($RAG_ASSETS_NIGHTLY_TIMEZONE, default UTC).",
     )
+
+    @property
+    def bm25(self) -> BM25Config:
+        return BM25Config(k1=self.bm25_k1, b=self.bm25_b, lowercase=self.bm25_lowercase,
+                          stopwords=self.bm25_stopwords, stemmer=self.bm25_stemmer)
 
     @property
     def duckdb_path(self) -> Path:

@@ -38,7 +38,8 @@ def retrieval_runs(
     """Every query of the evaluation set against one model x strategy index: top k and where the answer landed."""
     table, figures = retrieve_and_judge(
         eval_set, extracted_text, chunks, embeddings, models.get(keys_of(context.partition_key)[MODEL]),
-        settings.retrievers, settings.top_k, settings.cross_encoder, partition=str(context.partition_key))
+        settings.retrievers, settings.top_k, settings.cross_encoder, partition=str(context.partition_key),
+        bm25_config=settings.bm25)
     return Output(table, metadata=as_metadata(figures))
 
 

@@ -7,6 +7,7 @@ for other chunks, it is refused (``IndexMismatch``) with the partition to re-mat
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 import numpy as np
@@ -18,6 +19,8 @@ from rag_assets.lib.embedding_rows import vectors_of
 from rag_assets.lib.evalset import NEEDLE, OUT_OF_DOMAIN, chunks_by_document, queries_from_rows, span_holders
 from rag_assets.lib.judging import judge
 from rag_assets.lib.retrievers import Index, available, cross_encoder, run_retrievers
+from rag_assets.lib.retrievers.bm25 import DEFAULT as BM25_DEFAULT
+from rag_assets.lib.retrievers.bm25 import BM25Config
 from rag_assets.lib.schemas import QUERY_COLUMNS, RETRIEVAL_RUNS, STAMP_FIELDS, table_from_rows
 
 
@@ -38,6 +41,7 @@ def check_index(embeddings: pa.Table, chunks: pa.Table, embedder: Embedder, part
 def retrieve_and_judge(
     eval_set: pa.Table, extracted_text: pa.Table, chunks: pa.Table, embeddings: pa.Table, embedder: Embedder,
     retrievers: Sequence[str], top_k: int, cross_encoder_folder: str = "", partition: str = "",
+    bm25_config: BM25Config = BM25_DEFAULT,
 ) -> tuple[pa.Table, dict]:
     """(one row per query and retriever, the partition's figures)."""
     check_index(embeddings, chunks, embedder, partition)
@@ -49,7 +53,8 @@ def retrieve_and_judge(
     holders = {q.query_id: span_holders(q.spans, by_doc, documents) for q in queries if q.query_kind == NEEDLE}
     index = Index(chunk_ids=embeddings.column("chunk_id").to_pylist(), texts=chunks.column("text").to_pylist(),
                   vectors=vectors_of(embeddings, embedder.dimension), embedder=embedder,
-                  cross_encoder=cross_encoder.load(cross_encoder_folder) if cross_encoder_folder else None)
+                  cross_encoder=cross_encoder.load(cross_encoder_folder) if cross_encoder_folder else None,
+                  bm25_config=bm25_config)
     ran = available(index, retrievers)
     runs = run_retrievers(queries, index, top_k, ran)
     by_query = {q.query_id: q for q in queries}
@@ -60,7 +65,8 @@ def retrieve_and_judge(
         | judge(by_query[run["query_id"]], run["chunk_ids"], holders.get(run["query_id"], set()), chunk_doc) | stamp
         for run in runs
     ]
-    return table_from_rows(RETRIEVAL_RUNS, rows, "retrieval_runs"), _figures(rows, queries, ran, retrievers, top_k)
+    figures = _figures(rows, queries, ran, retrievers, top_k) | {"bm25": dataclasses.asdict(bm25_config)}
+    return table_from_rows(RETRIEVAL_RUNS, rows, "retrieval_runs"), figures
 
 
 def _figures(rows: list[dict], queries: list, ran: list[str], asked: Sequence[str], top_k: int) -> dict:

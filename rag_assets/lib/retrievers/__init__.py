@@ -38,13 +38,14 @@ class Index:
     vectors: np.ndarray
     embedder: Embedder
     cross_encoder: cross_encoder.PairScorer | None = None
+    bm25_config: bm25.BM25Config = bm25.DEFAULT
     _bm25: bm25.BM25 | None = field(default=None, repr=False)
     _token_vectors: late_interaction.TokenVectors | None = field(default=None, repr=False)
 
     @property
     def bm25(self) -> bm25.BM25:
         if self._bm25 is None:
-            self._bm25 = bm25.BM25(self.texts)
+            self._bm25 = bm25.BM25(self.texts, self.bm25_config)
         return self._bm25
 
     @property

@@ -3,15 +3,19 @@
     score(q, d) = sum over query tokens t of  idf(t) * tf(t, d) * (k1 + 1) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
     idf(t)      = ln(1 + (N - n(t) + 0.5) / (n(t) + 0.5))
 
-with k1 = 1.2, b = 0.75, N chunks, n(t) chunks holding t, |d| the chunk's length in tokens and
-avgdl the mean length. Tokens are lower-cased runs of letters and digits; a query token repeated
-counts each time (as in rank_bm25). The per-term document weights are precomputed into one sparse
-matrix, so a query is a sum of a few of its columns.
+with k1 = 1.2, b = 0.75 by default (``BM25Config``), N chunks, n(t) chunks holding t, |d| the chunk's
+length in tokens and avgdl the mean length. Tokens are runs of letters and digits, lower-cased by
+default; optionally English stop words are dropped (Lucene's default English stop set, the one
+Anserini and bm25s use) and tokens are stemmed with PyStemmer's Snowball stemmer. A query token
+repeated counts each time (as in rank_bm25). The per-term document weights are precomputed into one
+sparse matrix, so a query is a sum of a few of its columns.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -19,18 +23,57 @@ from scipy import sparse
 
 TOKEN = re.compile(r"[^\W_]+")
 K1, B = 1.2, 0.75
+# Lucene's EnglishAnalyzer default stop set (also Anserini's and bm25s's "en")
+ENGLISH_STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
+    "they this to was will with".split())
+
+
+@dataclass(frozen=True)
+class BM25Config:
+    k1: float = K1
+    b: float = B
+    lowercase: bool = True
+    stopwords: str = "none"  # "none" or "english"
+    stemmer: str = "none"  # "none", or a Snowball language of PyStemmer ("english")
+
+    def __post_init__(self) -> None:
+        if self.stopwords not in ("none", "english"):
+            raise ValueError(f"BM25 stop words {self.stopwords!r}: use 'none' or 'english'")
+
+    @cached_property
+    def _stem(self):
+        if self.stemmer == "none":
+            return None
+        import Stemmer  # PyStemmer: the Snowball stemmers
+
+        try:
+            return Stemmer.Stemmer(self.stemmer).stemWords
+        except KeyError as error:
+            raise ValueError(f"BM25 stemmer {self.stemmer!r}: not a Snowball language of PyStemmer") from error
+
+    def tokenize(self, text: str) -> list[str]:
+        tokens = TOKEN.findall(text.lower() if self.lowercase else text)
+        if self.stopwords == "english":
+            tokens = [t for t in tokens if t.lower() not in ENGLISH_STOP_WORDS]
+        return self._stem(tokens) if self._stem else tokens
+
+
+DEFAULT = BM25Config()
 
 
 def tokenize(text: str) -> list[str]:
-    return TOKEN.findall(text.lower())
+    return DEFAULT.tokenize(text)
 
 
 class BM25:
-    def __init__(self, texts: Sequence[str], k1: float = K1, b: float = B) -> None:
+    def __init__(self, texts: Sequence[str], config: BM25Config = DEFAULT) -> None:
+        self.config = config
+        k1, b = config.k1, config.b
         self.vocabulary: dict[str, int] = {}
         rows, columns, counts, lengths = [], [], [], []
         for row, text in enumerate(texts):
-            tokens = tokenize(text)
+            tokens = config.tokenize(text)
             lengths.append(len(tokens))
             frequencies: dict[int, int] = {}
             for token in tokens:
@@ -53,7 +96,7 @@ class BM25:
         self.n_docs = n_docs
 
     def scores(self, query: str) -> np.ndarray:
-        columns = [self.vocabulary[token] for token in tokenize(query) if token in self.vocabulary]
+        columns = [self.vocabulary[token] for token in self.config.tokenize(query) if token in self.vocabulary]
         if not columns:
             return np.zeros(self.n_docs)
         return np.asarray(self.weights[:, columns].sum(axis=1)).ravel()

@@ -47,3 +47,31 @@ def test_ranks_and_ties_are_deterministic():
 
 def test_tokens_are_lower_cased_letters_and_digits():
     assert tokenize("Python 3.11's PEP-8, naïve_case") == ["python", "3", "11", "s", "pep", "8", "naïve", "case"]
+
+
+def test_the_tokenizer_is_configurable_stop_words_and_snowball_stemming():
+    from rag_assets.lib.retrievers.bm25 import BM25Config
+
+    plain = BM25Config()
+    assert plain.tokenize("The Studies of Running") == ["the", "studies", "of", "running"]
+    english = BM25Config(stopwords="english", stemmer="english")
+    assert english.tokenize("The Studies of Running") == ["studi", "run"]  # PyStemmer's Snowball
+    assert BM25Config(lowercase=False).tokenize("Kettle") == ["Kettle"]
+    # a stemmed query finds the inflected document; the plain one does not
+    texts = ["clinical studies of vitamin d", "a kettle and its descaling"]
+    assert BM25(texts, english).top_k("study", 2)[0] == [0]
+    assert BM25(texts, plain).top_k("study", 2) == ([], [])
+    with pytest.raises(ValueError, match="stop words 'french'"):
+        BM25Config(stopwords="french")
+
+
+def test_k1_and_b_are_the_configured_ones():
+    from rag_assets.lib.retrievers.bm25 import BM25Config
+
+    texts = ["kettle kettle kettle vinegar", "kettle", "toaster crumbs tray"]
+    for k1, b in ((0.9, 0.4), (1.2, 0.75), (2.0, 0.0)):
+        scores = BM25(texts, BM25Config(k1=k1, b=b)).scores("kettle")
+        idf = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))
+        average = (4 + 1 + 3) / 3
+        expected = [idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average)) for tf, length in ((3, 4), (1, 1))]
+        assert list(scores[:2]) == pytest.approx(expected) and scores[2] == 0
