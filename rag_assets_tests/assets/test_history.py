@@ -4,6 +4,7 @@ figures as numeric metadata Dagster plots over time."""
 from dagster import DagsterInstance
 
 from rag_assets.cli import main
+from rag_assets.definitions import build_definitions
 from rag_assets.resources import RagSettings
 from rag_assets.runner import Runner, materialize_all
 from rag_assets_tests.fakes import FakeEmbeddingModels
@@ -18,6 +19,13 @@ def test_history_prints_one_line_per_run_and_the_metrics_carry_numbers_to_plot(
     materialize_all(settings, instance, models=models, model_keys=["all-MiniLM-L6-v2"],
                     strategies=["boundaries_header"], progress=lambda _: None)
     again = Runner(settings, instance, models, progress=lambda _: None).run("evaluation_metrics")
+    # the nightly job: observe both inputs, then append an evaluation run although nothing changed
+    nightly = build_definitions(settings, models).resolve_job_def("nightly_evaluation").execute_in_process(
+        instance=instance, tags={"rag_assets/trigger": "nightly"})
+    assert nightly.success
+    assert {e.asset_key.to_user_string() for e in nightly.get_asset_observation_events()} == {
+        "corpus_folder", "embedding_model"}
+    assert [m.asset_key.to_user_string() for m in nightly.get_asset_materialization_events()] == ["retrieval_metrics"]
     metadata = again.asset_materializations_for_node("retrieval_metrics")[0].metadata
     assert metadata["default_configuration"].value == "all-MiniLM-L6-v2 x boundaries_header x dense"
     assert isinstance(metadata["recall_at_20"].value, float) and isinstance(metadata["mrr"].value, float)
@@ -26,8 +34,8 @@ def test_history_prints_one_line_per_run_and_the_metrics_carry_numbers_to_plot(
     assert main(["history"]) == 0
     printed = capsys.readouterr().out
     lines = [line for line in printed.splitlines() if line.startswith("| ") and not line.startswith("| run ")]
-    assert len(lines) == 2  # two evaluation runs, oldest first, the same figures (nothing changed)
-    assert lines[0].split("|")[5:] == lines[1].split("|")[5:]
-    assert f"{metadata['recall_at_20'].value:.3f}" in lines[1] and f"{metadata['mrr'].value:.3f}" in lines[1]
+    assert len(lines) == 3  # three evaluation runs, oldest first, the same figures (nothing changed)
+    assert lines[0].split("|")[5:] == lines[1].split("|")[5:] == lines[2].split("|")[5:]
+    assert f"{metadata['recall_at_20'].value:.3f}" in lines[2] and f"{metadata['mrr'].value:.3f}" in lines[2]
     assert main(["history", "--model", "wordllama"]) == 1
     assert "no evaluation run holds wordllama x boundaries_header x dense" in capsys.readouterr().err
