@@ -167,7 +167,6 @@ def current_revision(spec: ModelSpec) -> str:
     return _loader(spec).installed_revision(spec)
 
 
-
 class _TokenMemory:
     """Token vectors kept from the forward pass that embedded a text, for late interaction to reuse
     instead of running the model again; bounded by a number of token vectors, oldest dropped first."""
