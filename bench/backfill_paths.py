@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -24,7 +23,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from rag_assets_tests.servers import DagsterDev  # noqa: E402
+from rag_assets_tests.servers import DagsterDev, tiny_home_env  # noqa: E402
 
 FIXTURES = PROJECT / "rag_assets_tests" / "fixtures"
 LAUNCH = """mutation($names: [String!]) { launchPartitionBackfill(backfillParams: {
@@ -47,9 +46,7 @@ def main() -> int:
     parser.add_argument("--strategies", nargs="+", default=["blind", "boundaries"])
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="rag-bench-backfill-"))
-    env = {**os.environ, "RAG_ASSETS_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
-           "RAG_ASSETS_CORPUS": str(FIXTURES / "tiny_corpus"), "RAG_ASSETS_EVAL_SET": str(FIXTURES / "tiny_needles.jsonl"),
-           "RAG_ASSETS_OUT_OF_DOMAIN": str(FIXTURES / "tiny_out_of_domain.jsonl"), "HF_HUB_OFFLINE": "1"}
+    env = tiny_home_env(home)
     cli = [sys.executable, "-m", "rag_assets.cli"]
     subprocess.run([*cli, "evaluate", "--models", args.model, "--strategies", *args.strategies], env=env, check=True,
                    capture_output=True)

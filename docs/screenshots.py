@@ -11,8 +11,6 @@ OUT_FOLDER (default: docs/).
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import subprocess
 import sys
@@ -24,7 +22,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
 from rag_assets_tests.assets.test_automation import copy_wordllama, flip_a_weight  # noqa: E402
-from rag_assets_tests.servers import DagsterDev  # noqa: E402
+from rag_assets_tests.servers import DagsterDev, register_wordllama_copy, tiny_home_env  # noqa: E402
 
 FIXTURES = PROJECT / "rag_assets_tests" / "fixtures"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -34,15 +32,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 
 def tiny_home(root: Path) -> dict[str, str]:
     """An evaluated tiny home with a registered model copy; returns the environment that selects it."""
-    home = root / "home"
     model = copy_wordllama(root / "wordllama-copy")
-    registry = root / "models.json"
-    registry.write_text(json.dumps([{"key": "wordllama-copy", "loader": "wordllama", "package": "wordllama",
-                                     "dimension": 256, "window": None, "folder": str(model)}]))
-    env = {**os.environ, "RAG_ASSETS_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
-           "RAG_ASSETS_CORPUS": str(FIXTURES / "tiny_corpus"), "RAG_ASSETS_EVAL_SET": str(FIXTURES / "tiny_needles.jsonl"),
-           "RAG_ASSETS_OUT_OF_DOMAIN": str(FIXTURES / "tiny_out_of_domain.jsonl"),
-           "RAG_ASSETS_MODELS_FILE": str(registry), "HF_HUB_OFFLINE": "1"}
+    env = tiny_home_env(root / "home", register_wordllama_copy(model, root / "models.json"))
     subprocess.run([sys.executable, "-m", "rag_assets.cli", "evaluate", "--models", "wordllama", "wordllama-copy",
                     "--strategies", "boundaries", "boundaries_header"], env=env, check=True, capture_output=True)
     flip_a_weight(model)

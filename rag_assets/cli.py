@@ -12,22 +12,29 @@ from rag_assets import __version__
 from rag_assets.lib import paths
 
 
+def _results(home: Path) -> Path | None:
+    """The metrics database, or None (having said what to run) when no evaluation wrote one yet."""
+    database = paths.duckdb_path(home)
+    if database.exists():
+        return database
+    print(f"no results yet at {database}: run `rag-assets evaluate` first", file=sys.stderr)
+    return None
+
+
 def _report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
     import duckdb
 
     from rag_assets.lib.comparisons import comparisons_heading, format_comparisons
-    from rag_assets.lib.metrics import comparison, format_suggested_cuts, format_table
+    from rag_assets.lib.metrics import comparison, format_suggested_cuts, format_table, table_exists
 
-    database = paths.duckdb_path(home)
-    if not database.exists():
-        print(f"no results yet at {database}: run `rag-assets evaluate` first", file=sys.stderr)
+    database = _results(home)
+    if database is None:
         return 1
     with duckdb.connect(str(database), read_only=True) as connection:
         table = comparison(connection, by)
         tests = connection.sql("SELECT * FROM comparisons").to_arrow_table() if paired else None
-        calibrated = "suggested_cuts" in {n for (n,) in connection.sql(
-            "SELECT table_name FROM information_schema.tables").fetchall()}
-        cuts = connection.sql("SELECT * FROM suggested_cuts").to_arrow_table() if calibrated else None
+        cuts = connection.sql("SELECT * FROM suggested_cuts").to_arrow_table() \
+            if table_exists(connection, "suggested_cuts") else None
     if fmt == "json":
         print(json.dumps({"metrics": table.to_pylist(), "comparisons": tests.to_pylist(),
                           "suggested_cuts": cuts.to_pylist() if cuts is not None else []} if paired
@@ -50,9 +57,8 @@ def _history(home: Path, model: str | None, strategy: str | None, retriever: str
     from rag_assets.lib.embedding import DEFAULT_MODEL
     from rag_assets.lib.metrics import format_history, history
 
-    database = paths.duckdb_path(home)
-    if not database.exists():
-        print(f"no results yet at {database}: run `rag-assets evaluate` first", file=sys.stderr)
+    database = _results(home)
+    if database is None:
         return 1
     model, strategy, retriever = model or DEFAULT_MODEL, strategy or REPORT_STRATEGY, retriever or STRATEGY_RETRIEVER
     with duckdb.connect(str(database), read_only=True) as connection:
@@ -107,9 +113,8 @@ def _export(args: argparse.Namespace, home: Path) -> int:
 
     from rag_assets.lib.trec import stored_rows, trec_lines, write_trec
 
-    database = paths.duckdb_path(home)
-    if not database.exists():
-        print(f"no results yet at {database}: run `rag-assets evaluate` first", file=sys.stderr)
+    database = _results(home)
+    if database is None:
         return 1
     with duckdb.connect(str(database), read_only=True) as connection:
         configurations = [c for c in connection.sql(

@@ -1,8 +1,10 @@
 """Real servers for tests: free loopback ports, `dagster dev` in its own process session, stopped by
-its process group id with SIGINT (then SIGKILL), leaving nothing running."""
+its process group id with SIGINT (then SIGKILL), leaving nothing running; and the environment of a
+tiny home those servers (and `rag-assets`) run against."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -15,6 +17,24 @@ from pathlib import Path
 import rag_assets
 
 PROJECT = Path(rag_assets.__file__).resolve().parents[1]
+FIXTURES = PROJECT / "rag_assets_tests" / "fixtures"
+
+
+def tiny_home_env(home: Path, models_file: Path | None = None) -> dict[str, str]:
+    """The environment of a storage folder on the tests' tiny corpus and needles (and its Dagster
+    instance under it), with extra registry entries from ``models_file``, offline."""
+    env = {**os.environ, "RAG_ASSETS_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
+           "RAG_ASSETS_CORPUS": str(FIXTURES / "tiny_corpus"), "RAG_ASSETS_EVAL_SET": str(FIXTURES / "tiny_needles.jsonl"),
+           "RAG_ASSETS_OUT_OF_DOMAIN": str(FIXTURES / "tiny_out_of_domain.jsonl"), "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1"}
+    return env | ({"RAG_ASSETS_MODELS_FILE": str(models_file)} if models_file else {})
+
+
+def register_wordllama_copy(folder: Path, registry: Path) -> Path:
+    """A registry file naming ``folder`` (a copy of WordLlama's weights) as model ``wordllama-copy``."""
+    registry.write_text(json.dumps([{"key": "wordllama-copy", "loader": "wordllama", "package": "wordllama",
+                                     "dimension": 256, "window": None, "folder": str(folder)}]))
+    return registry
 
 
 def free_port() -> int:

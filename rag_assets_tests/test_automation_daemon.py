@@ -2,18 +2,17 @@
 observation, and the automation sensor rebuilds that model's partitions down to the metrics by
 itself. DuckDB then holds both revisions side by side; no other model's partition was rebuilt."""
 
-import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import duckdb
+from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from rag_assets.lib import paths
 from rag_assets_tests.assets.test_automation import copy_wordllama, flip_a_weight
-from rag_assets_tests.servers import PROJECT, DagsterDev
+from rag_assets_tests.servers import PROJECT, DagsterDev, register_wordllama_copy, tiny_home_env
 
 POLL_SECONDS = 420
 
@@ -29,16 +28,21 @@ def _revisions(database: Path) -> dict[str, int]:
         return {}
 
 
-def test_the_daemon_rebuilds_a_changed_model_down_to_the_metrics(tmp_path, tiny_corpus, tiny_needles):
+FINISHED = (DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED)
+
+
+def _last_metrics_run(home: Path) -> DagsterRunStatus | None:
+    """The status of the newest run the automation sensor launched for retrieval_metrics."""
+    with DagsterInstance.from_config(str(home / "dagster")) as instance:
+        runs = [r for r in instance.get_runs(filters=RunsFilter(tags={"rag_assets/trigger": "automation"}))
+                if any(key.to_user_string() == "retrieval_metrics" for key in r.asset_selection or ())]
+    return runs[0].status if runs else None
+
+
+def test_the_daemon_rebuilds_a_changed_model_down_to_the_metrics(tmp_path):
     home = tmp_path / "home"
     model = copy_wordllama(tmp_path / "wordllama-copy")
-    registry = tmp_path / "models.json"
-    registry.write_text(json.dumps([{"key": "wordllama-copy", "loader": "wordllama", "package": "wordllama",
-                                     "dimension": 256, "window": None, "folder": str(model)}]))
-    env = {**os.environ, "RAG_ASSETS_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"),
-           "RAG_ASSETS_CORPUS": str(tiny_corpus), "RAG_ASSETS_EVAL_SET": str(tiny_needles),
-           "RAG_ASSETS_OUT_OF_DOMAIN": str(tiny_needles.parent / "tiny_out_of_domain.jsonl"),
-           "RAG_ASSETS_MODELS_FILE": str(registry), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env = tiny_home_env(home, register_wordllama_copy(model, tmp_path / "models.json"))
     command = [sys.executable, "-m", "rag_assets.cli"]
     evaluate = subprocess.run([*command, "evaluate", "--strategies", "boundaries"], env=env, capture_output=True,
                               text=True, cwd=PROJECT)
@@ -56,14 +60,16 @@ def test_the_daemon_rebuilds_a_changed_model_down_to_the_metrics(tmp_path, tiny_
                                   "-j", "observe_inputs"], env=env, capture_output=True, text=True, cwd=PROJECT)
         assert observe.returncode == 0, observe.stdout[-3000:] + observe.stderr[-3000:]
         deadline = time.monotonic() + POLL_SECONDS
-        revisions = {}
-        while time.monotonic() < deadline and len(revisions) < 2:
+        revisions, metrics_run = {}, None
+        # until the new revision is evaluated and that run has finished (its checks included)
+        while time.monotonic() < deadline and (len(revisions) < 2 or metrics_run not in FINISHED):
             time.sleep(5)
-            revisions = _revisions(database)
+            revisions, metrics_run = _revisions(database), _last_metrics_run(home)
     finally:
         server.stop()
     log = (tmp_path / "dagster-dev.log").read_text(errors="replace")
     assert len(revisions) == 2, f"no rebuild within {POLL_SECONDS} s: {revisions}\n{log[-4000:]}"
+    assert metrics_run == DagsterRunStatus.SUCCESS, f"the automation's metrics run ended {metrics_run}\n{log[-4000:]}"
     assert revisions[before] == 1 and sum(revisions.values()) == 2  # one run per revision, side by side
     with duckdb.connect(str(database), read_only=True) as connection:
         latest = connection.sql("SELECT DISTINCT model, revision FROM latest_results ORDER BY ALL").fetchall()

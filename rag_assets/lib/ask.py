@@ -119,6 +119,10 @@ class AskIndex:
     index: Index
     chunks: list[dict]
     documents: dict[str, Document]
+    positions: dict[str, int] = field(default_factory=dict)  # chunk id -> its row in the index
+
+    def __post_init__(self) -> None:
+        self.positions = {chunk_id: i for i, chunk_id in enumerate(self.index.chunk_ids)}
 
 
 def _partition(home: Path, asset: str, model: str | None, strategy: str) -> Path:
@@ -213,8 +217,7 @@ def _ranking(ask_index: AskIndex, question: str, retriever: str, k: int) -> Rank
         raise AskError(f"retriever {retriever!r} has no distance to gate on; use one of {', '.join(GATED)}")
     [row] = [r for r in run_retrievers([Query("ask", None, "ask", question)], ask_index.index, k, [retriever])
              if r["retriever"] == retriever]
-    positions = {chunk_id: i for i, chunk_id in enumerate(ask_index.index.chunk_ids)}
-    return Ranking([positions[c] for c in row["chunk_ids"]], row["scores"], row["distances"])
+    return Ranking([ask_index.positions[c] for c in row["chunk_ids"]], row["scores"], row["distances"])
 
 
 def ask(ask_index: AskIndex, question: str, retriever: str, cut: float, k: int = DEFAULT_K,
@@ -265,9 +268,10 @@ def default_configuration(connection, model: str | None = None, strategy: str | 
 
 def calibrated_cut(connection, model: str, strategy: str, retriever: str) -> float:
     """The suggested cut of a configuration (table ``suggested_cuts``); AskError when none was calibrated."""
-    tables = {name for (name,) in connection.sql("SELECT table_name FROM information_schema.tables").fetchall()}
+    from rag_assets.lib.metrics import table_exists
+
     found = connection.execute("SELECT cut FROM suggested_cuts WHERE model = ? AND strategy = ? AND retriever = ?",
-                               [model, strategy, retriever]).fetchall() if "suggested_cuts" in tables else []
+                               [model, strategy, retriever]).fetchall() if table_exists(connection, "suggested_cuts") else []
     if not found:
         raise AskError(f"no calibrated cut for {model} x {strategy} x {retriever}: give --cut, or run "
                        f"`rag-assets evaluate` with out-of-domain queries (refusal_calibration)")

@@ -89,6 +89,15 @@ WHERE query_kind <> 'out_of_domain'
 """
 
 
+def _recall_with_interval(found: str, name: str) -> str:
+    """SQL: the mean of a per-query recall and its interval: Wilson's while every query has one
+    relevant item (a proportion), else the normal approximation of a mean."""
+    single = "bool_and(query_kind <> 'document')"
+    return (f"avg({found}) AS {name}, "
+            f"CASE WHEN {single} THEN wilson_low(sum({found}), count(*)) ELSE mean_low({found}) END AS {name}_low, "
+            f"CASE WHEN {single} THEN wilson_high(sum({found}), count(*)) ELSE mean_high({found}) END AS {name}_high")
+
+
 def _metric_columns() -> str:
     columns = ["count(*) AS queries"]
     for k in K_VALUES:
@@ -97,15 +106,8 @@ def _metric_columns() -> str:
             f"wilson_low(sum(hit_at_{k}), count(*)) AS success_at_{k}_low",
             f"wilson_high(sum(hit_at_{k}), count(*)) AS success_at_{k}_high",
         ]
-    single = "bool_and(query_kind <> 'document')"  # one relevant item per query: a proportion
     for k in K_VALUES:
-        columns += [
-            f"avg(found_at_{k}) AS recall_at_{k}",
-            f"CASE WHEN {single} THEN wilson_low(sum(found_at_{k}), count(*)) ELSE mean_low(found_at_{k}) END "
-            f"AS recall_at_{k}_low",
-            f"CASE WHEN {single} THEN wilson_high(sum(found_at_{k}), count(*)) ELSE mean_high(found_at_{k}) END "
-            f"AS recall_at_{k}_high",
-        ]
+        columns.append(_recall_with_interval(f"found_at_{k}", f"recall_at_{k}"))
     for k in K_VALUES:
         columns += [
             f"avg(relevant_at_{k} / {k}) AS precision_at_{k}",
@@ -119,6 +121,12 @@ def _metric_columns() -> str:
                 f"mean_high(ndcg_at_{NDCG_DEPTH}) AS ndcg_at_{NDCG_DEPTH}_high",
                 "median(latency_ms) AS median_latency_ms"]
     return ",\n    ".join(columns)
+
+
+def table_exists(connection: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Whether the database holds a table or view of that name."""
+    return connection.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                              [name]).fetchall()[0][0] > 0
 
 
 def create_schema(connection: duckdb.DuckDBPyConnection) -> None:
@@ -142,9 +150,7 @@ def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | No
     run = dict(run or {})
     run_id = run.get("run_id") or uuid.uuid4().hex[:16]
     connection.register("incoming_results", results)
-    exists = connection.sql(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'retrieval_results'").fetchall()[0][0]
-    if exists:
+    if table_exists(connection, "retrieval_results"):
         connection.execute("INSERT INTO retrieval_results BY NAME SELECT ? AS run_id, * FROM incoming_results", [run_id])
     else:
         connection.execute("CREATE TABLE retrieval_results AS SELECT ? AS run_id, * FROM incoming_results", [run_id])
@@ -250,11 +256,7 @@ def history(connection: duckdb.DuckDBPyConnection, model: str, strategy: str, re
     return connection.sql(
         f"""SELECT r.run_id, e.created_at, any_value(r.snapshot_id) AS snapshot_id,
                    string_agg(DISTINCT r.revision, ',') AS revision, count(*) AS queries,
-                   avg({_found(20)}) AS recall_at_20,
-                   CASE WHEN bool_and(query_kind <> 'document') THEN wilson_low(sum({_found(20)}), count(*))
-                        ELSE mean_low({_found(20)}) END AS recall_at_20_low,
-                   CASE WHEN bool_and(query_kind <> 'document') THEN wilson_high(sum({_found(20)}), count(*))
-                        ELSE mean_high({_found(20)}) END AS recall_at_20_high,
+                   {_recall_with_interval(_found(20), "recall_at_20")},
                    avg(coalesce(1.0 / hit_rank, 0.0)) AS mrr
             FROM retrieval_results AS r JOIN evaluation_runs AS e USING (run_id)
             WHERE r.query_kind <> 'out_of_domain' AND r.model = ? AND r.strategy = ? AND r.retriever = ?
