@@ -5,7 +5,7 @@
 Embeds the chunks of one strategy of the default corpus with all-MiniLM-L6-v2 both ways (each
 warmed up first, then timed on all the chunks) and prints seconds, chunks per second, the speed
 ratio, and the smallest cosine between the two paths' vectors for the same chunk. The target:
-ratio >= 1.25 at cosine >= 0.9999. The one-off ONNX export (per weights revision) is timed apart.
+ratio >= 2 at cosine >= 0.9999 (issue 14; 1.25 before). The one-off ONNX export (per weights revision) is timed apart.
 """
 
 from __future__ import annotations
@@ -68,10 +68,10 @@ def main() -> None:
     cosine = (l2_normalize(reference) * vectors).sum(axis=1)
     print(f"plain SentenceTransformer.encode: {plain_seconds:6.1f} s  {len(texts) / plain_seconds:6.1f} chunks/s")
     print(f"rag_assets embedding path:        {our_seconds:6.1f} s  {len(texts) / our_seconds:6.1f} chunks/s")
-    print(f"speed ratio {plain_seconds / our_seconds:.2f}x (target >= 1.25); cosine to plain: "
+    print(f"speed ratio {plain_seconds / our_seconds:.2f}x (target >= 2); cosine to plain: "
           f"min {cosine.min():.7f}, mean {cosine.mean():.7f} (target >= 0.9999)")
     print(f"RESULT ratio={plain_seconds / our_seconds:.2f} min_cosine={cosine.min():.7f} "
-          f"{'PASS' if plain_seconds / our_seconds >= 1.25 and cosine.min() >= 0.9999 else 'FAIL'}")
+          f"{'PASS' if plain_seconds / our_seconds >= 2 and cosine.min() >= 0.9999 else 'FAIL'}")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ import pyarrow.parquet as pq
 
 from rag_assets.lib import paths
 from rag_assets.lib.embedding import Embedder
-from rag_assets.lib.embedding_rows import vectors_of
+from rag_assets.lib.embedding_cache import TokenVectorCache
+from rag_assets.lib.embedding_rows import token_cache_folder, vectors_of
 from rag_assets.lib.evalset import Query
 from rag_assets.lib.retrievers import Index, Ranking, run_retrievers
 
@@ -153,7 +154,8 @@ def load_index(home: Path, embedder: Embedder, strategy: str) -> AskIndex:
                  for row in pq.read_table(files["extracted_text"]).to_pylist() if row["status"] == "ok"}
     rows = chunks.select(["chunk_id", "doc_id", "section", "text", "content", "start", "end"]).to_pylist()
     index = Index(chunk_ids=[r["chunk_id"] for r in rows], texts=[r["text"] for r in rows],
-                  vectors=vectors_of(embeddings, embedder.dimension), embedder=embedder)
+                  vectors=vectors_of(embeddings, embedder.dimension), embedder=embedder,
+                  token_cache=TokenVectorCache(token_cache_folder(home, embedder), embedder.dimension))
     return AskIndex(embedder.key, revision, strategy, index, rows, documents)
 
 
@@ -234,6 +236,7 @@ def ask(ask_index: AskIndex, question: str, retriever: str, cut: float, k: int =
         answer.sources = build_sources(ask_index, kept, budget)
         answer.prompt = build_prompt(question, answer.sources)
     answer.latency_ms = (time.perf_counter() - started) * 1000.0
+    ask_index.index.save_token_vectors()  # for the next question, in this process or another
     return answer
 
 

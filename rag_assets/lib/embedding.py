@@ -348,15 +348,18 @@ class SentenceTransformerEmbedder(EmbedderBase):
         return self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                  normalize_embeddings=False, show_progress_bar=False)
 
-    def _hidden_onnx(self, text: str) -> np.ndarray:
-        encoded = self.tokenizer([text], truncation=True, max_length=self.model.max_seq_length, return_tensors="np")
-        feed = {name: encoded[name].astype(np.int64) for name in ("input_ids", "attention_mask", "token_type_ids")}
-        return self.session.run(None, feed)[0][0]
+    def _hidden_onnx(self, texts: list[str]) -> list[np.ndarray]:
+        """Last hidden states of each text, one text per run (nothing padded), texts in parallel."""
+        from rag_assets.lib.onnx_graph import run_each
+
+        names = ("input_ids", "attention_mask", "token_type_ids")
+        encoded = self.tokenizer(texts, truncation=True, max_length=self.model.max_seq_length)
+        feeds = [{name: np.asarray([encoded[name][i]], dtype=np.int64) for name in names} for i in range(len(texts))]
+        return run_each(lambda i: self.session.run(None, feeds[i])[0][0], [len(f["input_ids"][0]) for f in feeds])
 
     def _encode_onnx(self, texts: list[str]) -> np.ndarray:
         vectors = np.zeros((len(texts), self.spec.dimension), dtype=np.float32)
-        for index, text in enumerate(texts):  # one at a time: no padding at all
-            hidden = self._hidden_onnx(text)
+        for index, (text, hidden) in enumerate(zip(texts, self._hidden_onnx(texts))):
             self.token_memory.keep(text, hidden)
             vectors[index] = hidden.mean(axis=0)
         return vectors
@@ -367,7 +370,7 @@ class SentenceTransformerEmbedder(EmbedderBase):
     def _token_vectors(self, texts: list[str]) -> list[np.ndarray]:
         """The contextual token vectors (last hidden states) of each text, as mean pooling sees them."""
         if self.session is not None:
-            return [self._hidden_onnx(text) for text in texts]
+            return self._hidden_onnx(texts)
         outputs = self.model.encode(list(texts), output_value="token_embeddings", batch_size=self.batch_size,
                                     convert_to_numpy=False, show_progress_bar=False)
         lengths = [len(ids) for ids in self.tokenizer(list(texts), truncation=True,
@@ -390,54 +393,50 @@ class OnnxMeanPoolingEmbedder(EmbedderBase):
         tokenizer = _distribution_file(spec, spec.tokenizer_package or spec.package, "model/tokenizer.json")
         return [graph, tokenizer]
 
-    def __init__(self, spec: ModelSpec, batch_size: int = 32) -> None:
-        import onnxruntime
+    def __init__(self, spec: ModelSpec) -> None:
         from tokenizers import Tokenizer
+
+        from rag_assets.lib.onnx_graph import open_session
 
         self.spec = spec
         graph, tokenizer = self.weight_files(spec)
         self.revision = self.installed_revision(spec)
-        self.batch_size = batch_size
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
-        self.session = onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self.session = open_session(graph)
         self.inputs = {i.name for i in self.session.get_inputs()}
         # the per-token output is the float one with a sequence axis: (batch, sequence, dimension)
         self.token_output = next(o.name for o in self.session.get_outputs()
                                  if o.type == "tensor(float)" and len(o.shape) == 3)
         self.tokenizer = Tokenizer.from_file(str(tokenizer))
         self.tokenizer.enable_truncation(max_length=spec.window or 512)
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.tokenizer.no_padding()
         self._plain = Tokenizer.from_file(str(tokenizer))
         self._plain.no_truncation()
         self._plain.no_padding()
 
     special_tokens = 2  # [CLS] and [SEP]
 
-    def _hidden(self, texts: list[str]):
-        """(token vectors, attention mask) per batch of texts."""
-        for offset in range(0, len(texts), self.batch_size):
-            encoded = self.tokenizer.encode_batch(texts[offset: offset + self.batch_size])
-            ids = np.array([e.ids for e in encoded], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-            feed = {"input_ids": ids, "attention_mask": mask}
+    def _hidden(self, texts: list[str]) -> list[np.ndarray]:
+        """The token vectors of each text, one text per run (nothing padded), texts in parallel."""
+        from rag_assets.lib.onnx_graph import run_each
+
+        feeds = []
+        for encoded in self.tokenizer.encode_batch(texts):
+            ids = np.asarray([encoded.ids], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
             if "token_type_ids" in self.inputs:
                 feed["token_type_ids"] = np.zeros_like(ids)
-            (tokens,) = self.session.run([self.token_output], feed)
-            yield tokens, mask
+            feeds.append(feed)
+        return run_each(lambda i: self.session.run([self.token_output], feeds[i])[0][0],
+                        [f["input_ids"].shape[1] for f in feeds])
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        parts, offset = [], 0
-        for tokens, mask in self._hidden(texts):
-            for row, m in zip(tokens, mask):
-                self.token_memory.keep(texts[offset], row[: int(m.sum())])
-                offset += 1
-            weights = mask[..., None].astype(np.float32)
-            parts.append((tokens * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None))
-        return np.concatenate(parts)
+        hidden = self._hidden(texts)
+        for text, tokens in zip(texts, hidden):
+            self.token_memory.keep(text, tokens)
+        return np.stack([tokens.mean(axis=0) for tokens in hidden])
 
     def _token_vectors(self, texts: list[str]) -> list[np.ndarray]:
-        return [row[: int(m.sum())] for tokens, mask in self._hidden(texts) for row, m in zip(tokens, mask)]
+        return self._hidden(texts)
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return [len(e.ids) for e in self._plain.encode_batch(list(texts), add_special_tokens=False)]

@@ -3,7 +3,8 @@
 Re-materialising after no change embeds nothing; after one document changes, only its new chunks
 are embedded. The cache of one model revision is a folder of Parquet shards (text hash, vector);
 each write adds a shard through a temporary file and a rename, so concurrent partitions never
-corrupt it, and many shards are compacted into one.
+corrupt it, and many shards are compacted into one. The token vectors late interaction needs are
+kept the same way (``TokenVectorCache``), in float16.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 COMPACT_AFTER = 16
@@ -25,56 +27,110 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class EmbeddingCache:
-    def __init__(self, folder: Path, dimension: int) -> None:
-        self.folder = Path(folder)
-        self.dimension = dimension
+class ShardFolder:
+    """A folder of Parquet shards that only grows: each write adds a shard through a temporary file
+    and a rename, so concurrent writers never corrupt it; more than ``COMPACT_AFTER`` shards are
+    merged into one."""
 
-    def _shards(self) -> list[Path]:
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+
+    def shards(self) -> list[Path]:
         return sorted(self.folder.glob("*.parquet")) if self.folder.is_dir() else []
 
-    def lookup(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        wanted = set(hashes)
-        found: dict[str, np.ndarray] = {}
-        for shard in self._shards():
+    def tables(self, keys: set[str]):
+        """The rows whose ``text_sha256`` is in ``keys``, one table per shard."""
+        for shard in self.shards():
             try:
                 table = pq.read_table(shard)
             except FileNotFoundError:  # compacted away by a concurrent writer; its rows live on
                 continue
-            keys = table.column("text_sha256").to_pylist()
-            vectors = np.asarray(table.column("vector").combine_chunks().flatten().to_numpy(), dtype=np.float32)
-            vectors = vectors.reshape(len(keys), self.dimension)
-            for index, key in enumerate(keys):
-                if key in wanted:
-                    found[key] = vectors[index]
-        return found
+            mask = pc.is_in(table.column("text_sha256"), value_set=pa.array(sorted(keys), pa.string()))
+            yield table.filter(mask)
 
-    def add(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
-        if not len(hashes):
-            return
-        self._write(list(hashes), np.asarray(vectors, dtype=np.float32))
-        shards = self._shards()
+    def append(self, table: pa.Table) -> None:
+        self._write(table)
+        shards = self.shards()
         if len(shards) > COMPACT_AFTER:
             try:
                 merged = pa.concat_tables([pq.read_table(shard) for shard in shards])
             except FileNotFoundError:  # a concurrent writer is compacting
                 return
-            self._write_table(merged)
+            self._write(merged)
             for shard in shards:
                 shard.unlink(missing_ok=True)
 
-    def _write(self, hashes: list[str], vectors: np.ndarray) -> None:
-        self._write_table(pa.table({
-            "text_sha256": pa.array(hashes, pa.string()),
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), self.dimension),
-        }))
+    def size_bytes(self) -> int:
+        return sum(shard.stat().st_size for shard in self.shards())
 
-    def _write_table(self, table: pa.Table) -> None:
+    def _write(self, table: pa.Table) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         name = uuid.uuid4().hex
         temporary = self.folder / f".{name}.tmp"
         pq.write_table(table, temporary)
         os.replace(temporary, self.folder / f"{name}.parquet")
+
+
+class EmbeddingCache:
+    def __init__(self, folder: Path, dimension: int) -> None:
+        self.folder = Path(folder)
+        self.dimension = dimension
+        self._shards = ShardFolder(self.folder)
+
+    def lookup(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for table in self._shards.tables(set(hashes)):
+            keys = table.column("text_sha256").to_pylist()
+            vectors = np.asarray(table.column("vector").combine_chunks().flatten().to_numpy(), dtype=np.float32)
+            found.update(zip(keys, vectors.reshape(len(keys), self.dimension)))
+        return found
+
+    def add(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
+        if not len(hashes):
+            return
+        vectors = np.asarray(vectors, dtype=np.float32)
+        self._shards.append(pa.table({
+            "text_sha256": pa.array(list(hashes), pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), self.dimension),
+        }))
+
+
+TOKEN_DTYPE = np.float16
+
+
+class TokenVectorCache:
+    """The token vectors of texts (late interaction's chunk side), keyed like the embedding cache
+    and kept beside it, so that a run in another process computes none of them again.
+
+    Stored as float16 (half the bytes of float32). Token vectors are always rounded to float16 when
+    first obtained, whether computed or read back, so a score does not depend on where its vectors
+    came from.
+    """
+
+    def __init__(self, folder: Path, dimension: int) -> None:
+        self.folder = Path(folder)
+        self.dimension = dimension
+        self._shards = ShardFolder(self.folder)
+
+    def lookup(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for table in self._shards.tables(set(hashes)):
+            for key, blob in zip(table.column("text_sha256").to_pylist(), table.column("vectors").to_pylist()):
+                found[key] = np.frombuffer(blob, dtype=TOKEN_DTYPE).reshape(-1, self.dimension)
+        return found
+
+    def add(self, vectors_by_hash: dict[str, np.ndarray]) -> None:
+        if not vectors_by_hash:
+            return
+        self._shards.append(pa.table({
+            "text_sha256": pa.array(list(vectors_by_hash), pa.string()),
+            "tokens": pa.array([len(v) for v in vectors_by_hash.values()], pa.int32()),
+            "vectors": pa.array([np.ascontiguousarray(v, dtype=TOKEN_DTYPE).tobytes()
+                                 for v in vectors_by_hash.values()], pa.large_binary()),
+        }))
+
+    def size_bytes(self) -> int:
+        return self._shards.size_bytes()
 
 
 def embed_with_cache(

@@ -27,6 +27,10 @@ def cache_folder(home: Path, embedder: Embedder) -> Path:
     return Path(home) / "embedding_cache" / embedder.key / embedder.revision
 
 
+def token_cache_folder(home: Path, embedder: Embedder) -> Path:
+    return Path(home) / "token_cache" / embedder.key / embedder.revision
+
+
 def vectors_of(table: pa.Table, dimension: int) -> np.ndarray:
     """The ``vector`` column of an embeddings table as a float32 (rows, dimension) array."""
     flat = np.asarray(table.column("vector").combine_chunks().flatten().to_numpy(), dtype=np.float32)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -67,14 +69,40 @@ def export_fused_graph(model, graph: Path) -> None:
     raw.unlink(missing_ok=True)
 
 
+def parallel_texts() -> int:
+    """How many texts run through a graph at once: one per core, at most 4."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
 def open_session(graph: Path):
-    """An onnxruntime CPU session for ``graph``, quiet, on at most 4 threads."""
+    """An onnxruntime CPU session for ``graph``, quiet, each run on one thread.
+
+    Texts run in parallel instead (``run_each``): on 2 cores, two single-threaded runs of one text
+    each were 1.5x faster than one run on two threads (BENCHMARKS.md), as the matrices of a single
+    short text are too small to split well across cores.
+    """
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
-    options.intra_op_num_threads = min(os.cpu_count() or 1, 4)
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
     return onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+
+
+def run_each(run_one: Callable[[int], np.ndarray], lengths: Sequence[int]) -> list[np.ndarray]:
+    """``run_one(i)`` for every item, ``parallel_texts()`` at a time, longest first so that the
+    cores finish together; results in the order of the items. onnxruntime releases the GIL."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    results: list[np.ndarray] = [np.empty(0)] * len(lengths)
+    if len(order) <= 1 or parallel_texts() == 1:
+        for index in order:
+            results[index] = run_one(index)
+        return results
+    with ThreadPoolExecutor(parallel_texts(), thread_name_prefix="onnx") as pool:
+        for index, result in zip(order, pool.map(run_one, order)):
+            results[index] = result
+    return results
 
 
 def agreement(reference_vectors: np.ndarray, candidate_vectors: np.ndarray) -> float:

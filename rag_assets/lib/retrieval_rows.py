@@ -8,6 +8,7 @@ for other chunks, it is refused (``IndexMismatch``) with the partition to re-mat
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -15,7 +16,8 @@ import pyarrow as pa
 
 from rag_assets.lib.documents import canonical_texts
 from rag_assets.lib.embedding import Embedder
-from rag_assets.lib.embedding_rows import vectors_of
+from rag_assets.lib.embedding_cache import TokenVectorCache
+from rag_assets.lib.embedding_rows import token_cache_folder, vectors_of
 from rag_assets.lib.evalset import NEEDLE, OUT_OF_DOMAIN, chunks_by_document, queries_from_rows, span_holders
 from rag_assets.lib.judging import judge
 from rag_assets.lib.retrievers import Index, available, cross_encoder, run_retrievers
@@ -41,9 +43,12 @@ def check_index(embeddings: pa.Table, chunks: pa.Table, embedder: Embedder, part
 def retrieve_and_judge(
     eval_set: pa.Table, extracted_text: pa.Table, chunks: pa.Table, embeddings: pa.Table, embedder: Embedder,
     retrievers: Sequence[str], top_k: int, cross_encoder_folder: str = "", partition: str = "",
-    bm25_config: BM25Config = BM25_DEFAULT,
+    bm25_config: BM25Config = BM25_DEFAULT, home: Path | None = None,
 ) -> tuple[pa.Table, dict]:
-    """(one row per query and retriever, the partition's figures)."""
+    """(one row per query and retriever, the partition's figures).
+
+    With ``home``, late interaction's token vectors are read from and stored in its token cache.
+    """
     check_index(embeddings, chunks, embedder, partition)
     queries = queries_from_rows(eval_set.to_pylist())
     documents = canonical_texts(extracted_text.to_pylist())
@@ -54,9 +59,11 @@ def retrieve_and_judge(
     index = Index(chunk_ids=embeddings.column("chunk_id").to_pylist(), texts=chunks.column("text").to_pylist(),
                   vectors=vectors_of(embeddings, embedder.dimension), embedder=embedder,
                   cross_encoder=cross_encoder.load(cross_encoder_folder) if cross_encoder_folder else None,
-                  bm25_config=bm25_config)
+                  bm25_config=bm25_config,
+                  token_cache=TokenVectorCache(token_cache_folder(home, embedder), embedder.dimension) if home else None)
     ran = available(index, retrievers)
     runs = run_retrievers(queries, index, top_k, ran)
+    token_figures = index.save_token_vectors()
     by_query = {q.query_id: q for q in queries}
     by_id = {row["query_id"]: row for row in eval_set.select(QUERY_COLUMNS).to_pylist()}
     stamp = {field: embeddings.column(field)[0].as_py() if len(embeddings) else None for field in STAMP_FIELDS}
@@ -65,7 +72,7 @@ def retrieve_and_judge(
         | judge(by_query[run["query_id"]], run["chunk_ids"], holders.get(run["query_id"], set()), chunk_doc) | stamp
         for run in runs
     ]
-    figures = _figures(rows, queries, ran, retrievers, top_k) | {"bm25": dataclasses.asdict(bm25_config)}
+    figures = _figures(rows, queries, ran, retrievers, top_k) | {"bm25": dataclasses.asdict(bm25_config)} | token_figures
     return table_from_rows(RETRIEVAL_RUNS, rows, "retrieval_runs"), figures
 
 

@@ -116,3 +116,17 @@ def test_no_texts_give_no_vectors_without_running_the_model(key, monkeypatch):
     monkeypatch.setattr(model, "_encode", refuse)
     for vectors in (model.embed([]), model.embed_queries([])):
         assert vectors.dtype == np.float32 and vectors.shape == (0, MODELS[key].dimension)
+
+
+def test_texts_run_in_parallel_give_each_text_its_own_vector_in_order(tmp_path):
+    """The ONNX paths run one text per call, several at once, longest first: each vector must be the
+    one that text gets alone, in the order given (lengths chosen so longest-first reorders them)."""
+    from rag_assets.lib import onnx_graph
+
+    texts = ["short", "a much longer text about lists, tuples and dictionaries in Python " * 3, "mid length text here"]
+    for model in (load_model("paraphrase-MiniLM-L3-v2"), load_model("all-MiniLM-L6-v2", onnx_dir=tmp_path)):
+        assert model.runtime in ("native", "onnxruntime") and getattr(model, "session", None) is not None
+        together = model.embed(texts)
+        alone = np.stack([model.embed([text])[0] for text in texts])
+        np.testing.assert_array_equal(together, alone)
+    assert onnx_graph.run_each(lambda i: np.array([i]), [1, 5, 3]) == [np.array([0]), np.array([1]), np.array([2])]

@@ -23,6 +23,7 @@ from typing import Callable, NamedTuple, Protocol, Sequence
 import numpy as np
 
 from rag_assets.lib.embedding import Embedder
+from rag_assets.lib.embedding_cache import TokenVectorCache
 from rag_assets.lib.retrievers import bm25, cross_encoder, dense, fusion, late_interaction
 
 FUSION_DEPTH = 100
@@ -39,6 +40,7 @@ class Index:
     embedder: Embedder
     cross_encoder: cross_encoder.PairScorer | None = None
     bm25_config: bm25.BM25Config = bm25.DEFAULT
+    token_cache: TokenVectorCache | None = None
     _bm25: bm25.BM25 | None = field(default=None, repr=False)
     _token_vectors: late_interaction.TokenVectors | None = field(default=None, repr=False)
 
@@ -51,8 +53,16 @@ class Index:
     @property
     def token_vectors(self) -> late_interaction.TokenVectors:
         if self._token_vectors is None:
-            self._token_vectors = late_interaction.TokenVectors(self.embedder, self.texts)
+            self._token_vectors = late_interaction.TokenVectors(self.embedder, self.texts, self.token_cache)
         return self._token_vectors
+
+    def save_token_vectors(self) -> dict:
+        """Store the token vectors late interaction computed; its figures (none if it never ran)."""
+        if self._token_vectors is None:
+            return {}
+        stored = self._token_vectors.save()
+        return {"token_vectors_reused": self._token_vectors.reused, "token_vectors_computed": stored,
+                "token_cache_mb": round(self.token_cache.size_bytes() / 1e6, 1) if self.token_cache else 0.0}
 
 
 class Ranking(NamedTuple):
