@@ -1,6 +1,7 @@
 """Small helpers the assets share: content-versioned outputs, the Parquet of a check's partition, and
 lib figures as metadata."""
 
+import hashlib
 import warnings
 from pathlib import Path
 
@@ -17,6 +18,14 @@ def versioned_output(value, version: str, metadata: dict) -> Output:
     with warnings.catch_warnings():  # data_version is beta, and it is exactly what is needed here
         warnings.simplefilter("ignore", BetaWarning)
         return Output(value, data_version=DataVersion(version), metadata=metadata)
+
+
+def table_version(table: pa.Table) -> str:
+    """A content hash of a table (schema and rows): the same rows give the same data version."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table.combine_chunks())
+    return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()[:16]
 
 
 def partition_tables(context, home: str, asset: str) -> list[tuple[str, pa.Table]]:

@@ -170,8 +170,12 @@ def _evaluate(args: argparse.Namespace, home: Path) -> int:
         top_k=args.top_k,
     )
     instance = default_instance(home)
-    outcome = materialize_all(settings, instance, model_keys=args.models, strategies=args.strategies, progress=_progress)
+    outcome = materialize_all(settings, instance, model_keys=args.models, strategies=args.strategies, progress=_progress,
+                              rebuild=args.rebuild)
     _print_inputs(outcome)
+    if outcome.up_to_date:
+        _progress(f"{len(outcome.up_to_date)} runs skipped as up to date (their inputs, settings and weights are those "
+                  "they were built from; `evaluate --rebuild` runs them again)")
     print(f"\nresults in {paths.duckdb_path(home)}; report in {home / 'report' / 'report.md'}\n")
     return _report(home, ["model", "strategy", "retriever"], "table", paired=True)
 
@@ -208,6 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluate = commands.add_parser("evaluate", help="materialise the whole graph and print the comparison")
     evaluate.add_argument("--corpus", default=paths.corpus_dir(), help="folder of documents")
+    evaluate.add_argument("--rebuild", action="store_true",
+                          help="run every partition again, even those already up to date (to re-measure latency, say)")
     evaluate.add_argument("--eval-set", default=paths.eval_set(),
                           help="needle questions (JSON Lines), or a BEIR folder with queries.jsonl and qrels/")
     evaluate.add_argument("--out-of-domain", default=paths.out_of_domain(),

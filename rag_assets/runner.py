@@ -3,16 +3,25 @@
 Dagster runs one partition key per run, and the graph has three partitionings (none, strategy,
 model x strategy), so a whole evaluation is a sequence of runs in data-flow order. Every run is
 recorded in the instance under ``$RAG_ASSETS_HOME/dagster``, which the UI reads too.
+
+A model x strategy partition, and the metrics, are not run again when they are up to date: Dagster
+reports every asset of the job fresh for that partition (its inputs' data versions, which are
+content hashes, are those it was built from), it was built with the same settings (a fingerprint
+kept as a run tag), and every check of that run passed. The inputs and the chunks are always
+rebuilt (seconds), so any change to the corpus, the evaluation set or the chunking shows through
+their data versions. ``rebuild=True`` runs everything.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from dagster import DagsterInstance
+from dagster import AssetRecordsFilter, DagsterEventType, DagsterInstance
 
 from rag_assets.definitions import COMMAND_TAG, MODELS_TAG, STRATEGIES_TAG, TRIGGER_TAG, build_definitions
 from rag_assets.lib import paths
@@ -31,6 +40,7 @@ telemetry:
   enabled: false
 """
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+SETTINGS_TAG = "rag_assets/settings"  # fingerprint of the settings and model registry a run was built with
 
 
 def ensure_dagster_home(home: Path) -> Path:
@@ -69,6 +79,7 @@ class EvaluationOutcome:
     eval_set: dict = field(default_factory=dict)
     checks: list[CheckOutcome] = field(default_factory=list)
     partitions: list[str] = field(default_factory=list)
+    up_to_date: list[str] = field(default_factory=list)  # jobs not run again: nothing they read had changed
 
 
 def _metadata(result, asset: str) -> dict:
@@ -83,13 +94,17 @@ def _checks(result) -> list[CheckOutcome]:
 
 class Runner:
     """Runs the graph's named jobs into one instance, one partition key per run, each run tagged with
-    the command, models and strategies it serves and ``rag_assets/trigger=cli``."""
+    the command, models and strategies it serves, ``rag_assets/trigger=cli`` and the settings'
+    fingerprint; with ``rebuild=False``, an up-to-date partition is reported, not run."""
 
     def __init__(self, settings: RagSettings, instance: DagsterInstance, models: EmbeddingModels | None = None,
-                 progress: Callable[[str], None] = print, tags: dict[str, str] | None = None) -> None:
-        self.settings, self.instance, self.progress = settings, instance, progress
+                 progress: Callable[[str], None] = print, tags: dict[str, str] | None = None,
+                 rebuild: bool = True) -> None:
+        self.settings, self.instance, self.progress, self.rebuild = settings, instance, progress, rebuild
         self.definitions = build_definitions(settings, models)
-        self.tags = {TRIGGER_TAG: "cli", **(tags or {})}
+        self.fingerprint = settings_fingerprint(settings, models)
+        self.tags = {TRIGGER_TAG: "cli", SETTINGS_TAG: self.fingerprint, **(tags or {})}
+        self.skipped: list[str] = []
 
     def run(self, job: str, partition_key=None, label: str = "", raise_on_error: bool = True):
         self.progress(f"running {job}{' ' + label if label else ''}")
@@ -98,14 +113,80 @@ class Runner:
             raise_on_error=raise_on_error,
         )
 
+    def checks_unless_current(self, job: str, partition_key=None, label: str = "") -> list[CheckOutcome]:
+        """The checks of the job's run for this partition: of a new run, or, when the partition is up
+        to date (and ``rebuild`` is off), of the run that built it."""
+        kept = None if self.rebuild else self.current_checks(job, partition_key)
+        if kept is None:
+            return _checks(self.run(job, partition_key, label))
+        self.progress(f"up to date: {job}{' ' + label if label else ''} (nothing it reads has changed)")
+        self.skipped.append(f"{job}{' ' + label if label else ''}")
+        return kept
+
+    def current_checks(self, job: str, partition_key=None) -> list[CheckOutcome] | None:
+        """The check outcomes of the runs that built the job's assets for ``partition_key``, if every
+        asset is fresh by Dagster's own status, was built with these settings, and passed its checks;
+        else None."""
+        from dagster._core.definitions.data_version import StaleStatus
+
+        job_def = self.definitions.resolve_job_def(job)
+        keys = sorted(job_def.asset_layer.selected_asset_keys, key=lambda k: k.to_user_string())
+        resolver = _stale_status_resolver(self.instance, self.definitions)
+        runs = set()
+        for key in keys:
+            if resolver.get_status(key, str(partition_key) if partition_key is not None else None) != StaleStatus.FRESH:
+                return None
+            records = self.instance.fetch_materializations(
+                AssetRecordsFilter(asset_key=key, asset_partitions=[str(partition_key)] if partition_key else None),
+                limit=1).records
+            if not records:
+                return None
+            runs.add(records[0].run_id)
+        outcomes = []
+        for run_id in sorted(runs):
+            run = self.instance.get_run_by_id(run_id)
+            if run is None or run.tags.get(SETTINGS_TAG) != self.fingerprint:
+                return None
+            for entry in self.instance.all_logs(run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION):
+                evaluation = entry.dagster_event.event_specific_data
+                if evaluation.asset_key not in keys:
+                    continue
+                outcome = CheckOutcome(evaluation.asset_key.to_user_string(), evaluation.check_name,
+                                       evaluation.passed, evaluation.severity.value)
+                if outcome.verdict == "FAILED":
+                    return None
+                outcomes.append(outcome)
+        return outcomes
+
     def observe_inputs(self, model_keys: Sequence[str]) -> None:
         """Register model partitions, then observe the corpus folder and the models' weights."""
         add_model_partitions(self.instance, model_keys)
         self.run("observe_inputs", label="(corpus_folder, embedding_model)")
 
-    def model_partitions(self, model: str, strategies: Sequence[str]) -> list:
-        return [self.run("model_partition", model_strategy_key(model, strategy), f"[{model} x {strategy}]")
-                for strategy in strategies]
+    def model_partitions(self, model: str, strategies: Sequence[str]) -> list[CheckOutcome]:
+        return [outcome for strategy in strategies for outcome in self.checks_unless_current(
+            "model_partition", model_strategy_key(model, strategy), f"[{model} x {strategy}]")]
+
+
+def settings_fingerprint(settings: RagSettings, models: EmbeddingModels | None = None) -> str:
+    """16 hex digits over every setting and every registry entry: what a run was built with."""
+    registry = {key: repr(spec) for key, spec in sorted(MODELS.items())}
+    if models is not None:
+        registry["resource"] = repr(sorted(models.model_dump().items()))
+    payload = json.dumps({"settings": settings.model_dump(), "models": registry}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+def _stale_status_resolver(instance: DagsterInstance, definitions):
+    """Dagster's own stale status, per partition, as the UI computes it."""
+    from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver
+    from dagster._time import get_current_datetime
+
+    graph = definitions.resolve_asset_graph()
+    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+                          instance=instance, asset_graph=graph)
+    return CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)
 
 
 def _tags(command: str, model_keys: Sequence[str], strategies: Sequence[str]) -> dict[str, str]:
@@ -126,12 +207,14 @@ def materialize_all(
     model_keys: Sequence[str] | None = None,
     strategies: Sequence[str] | None = None,
     progress: Callable[[str], None] = print,
+    rebuild: bool = False,
 ) -> EvaluationOutcome:
-    """Run corpus -> metrics for the given models and strategies (default: all registered)."""
+    """Run corpus -> metrics for the given models and strategies (default: all registered); model x
+    strategy partitions and the metrics only where they are not up to date, unless ``rebuild``."""
     model_keys = list(model_keys or MODELS)
     strategies = list(strategies or STRATEGIES)
     _check(model_keys, strategies)
-    runner = Runner(settings, instance, models, progress, _tags("evaluate", model_keys, strategies))
+    runner = Runner(settings, instance, models, progress, _tags("evaluate", model_keys, strategies), rebuild)
     runner.observe_inputs(model_keys)
     corpus = runner.run("evaluation_inputs")
     outcome = EvaluationOutcome(extraction=_metadata(corpus, "extracted_text"), eval_set=_metadata(corpus, "eval_set"),
@@ -139,10 +222,10 @@ def materialize_all(
     for strategy in strategies:
         outcome.checks += _checks(runner.run("chunking", strategy, f"[{strategy}]"))
     for model in model_keys:
-        for result in runner.model_partitions(model, strategies):
-            outcome.checks += _checks(result)
+        outcome.checks += runner.model_partitions(model, strategies)
         outcome.partitions += [f"{model} x {strategy}" for strategy in strategies]
-    outcome.checks += _checks(runner.run("evaluation_metrics"))
+    outcome.checks += runner.checks_unless_current("evaluation_metrics")
+    outcome.up_to_date = runner.skipped
     return outcome
 
 
@@ -164,7 +247,6 @@ def backfill_model(
     runner = Runner(settings, instance, models, progress, _tags("backfill", [model], strategies))
     runner.observe_inputs([model])
     outcome = EvaluationOutcome(partitions=[f"{model} x {strategy}" for strategy in strategies])
-    for result in runner.model_partitions(model, strategies):
-        outcome.checks += _checks(result)
+    outcome.checks += runner.model_partitions(model, strategies)
     outcome.checks += _checks(runner.run("evaluation_metrics"))
     return outcome

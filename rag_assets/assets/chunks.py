@@ -1,6 +1,7 @@
 import pyarrow as pa
 from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
+from rag_assets.asset_support import table_version, versioned_output
 from rag_assets.automation import REBUILD_CHUNK_QUALITY, REBUILD_CHUNKS
 from rag_assets.lib.chunk_report import character_stats, quality_row
 from rag_assets.lib.chunking import STRATEGIES, chunk_rows
@@ -14,8 +15,9 @@ def chunks(context: AssetExecutionContext, extracted_text: pa.Table) -> Output[p
     strategy = STRATEGIES[context.partition_key]
     rows = chunk_rows(extracted_text.to_pylist(), strategy)
     stats = character_stats([row["content"] for row in rows])
-    return Output(
-        table_from_rows(CHUNKS, rows, "chunks"),
+    table = table_from_rows(CHUNKS, rows, "chunks")
+    return versioned_output(
+        table, table_version(table),
         metadata={**stats, "mean_characters": round(stats["mean_characters"], 1),
                   "target": strategy.target, "overlap": strategy.overlap,
                   "boundaries": strategy.boundaries, "header": strategy.header},
@@ -30,8 +32,9 @@ def chunk_quality(
     columns = ["chunk_id", "doc_id", "span_start", "end", "content"]
     row = quality_row(context.partition_key, chunks.select(columns).to_pylist(), eval_set.to_pylist(),
                       extracted_text.to_pylist())
-    return Output(
-        table_from_rows(CHUNK_QUALITY, [row], "chunk_quality"),
+    table = table_from_rows(CHUNK_QUALITY, [row], "chunk_quality")
+    return versioned_output(
+        table, table_version(table),
         metadata={"chunks": row["chunks"], "answers_destroyed": row["answers_destroyed"],
                   "destroyed_needles": MetadataValue.json(row["destroyed_needles"]), "needles": row["needles"]},
     )

@@ -3,6 +3,7 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, Output, asset, asset_check
 
+from rag_assets.asset_support import table_version, versioned_output
 from rag_assets.automation import REBUILD_CORPUS
 from rag_assets.lib.documents import extract_entry, extraction_summary
 from rag_assets.lib.schemas import EXTRACTED_TEXT, table_from_rows
@@ -19,8 +20,9 @@ def extracted_text(settings: RagSettings, corpus_snapshot: pa.Table) -> Output[p
                                  settings.max_document_bytes)
     ]
     summary = extraction_summary(rows)
-    return Output(
-        table_from_rows(EXTRACTED_TEXT, rows, "extracted_text"),
+    table = table_from_rows(EXTRACTED_TEXT, rows, "extracted_text")
+    return versioned_output(
+        table, table_version(table),
         metadata={
             "documents": summary["documents"],
             "documents_ok": summary["ok"],
