@@ -10,8 +10,8 @@ process that only imports the same modules) is its own, its input included:
 - ``extract``: scan the folder and extract every document;
 - ``chunk``: chunk every document with strategy ``boundaries_header``;
 - ``embed``: embed every chunk with ``--model`` (no cache; all-MiniLM-L6-v2 costs about 2.5x more);
-- ``bm25_index`` / ``bm25_query``: build the BM25 index, then rank the 516 evaluation phrasings;
-- ``dense_scan``: exact cosine top 25 of the 516 phrasings over every chunk vector, in one batch;
+- ``bm25_index`` / ``bm25_query``: build the BM25 index, then rank every query of the evaluation set;
+- ``dense_scan``: exact cosine top 25 of those queries over every chunk vector, in one batch;
 - ``metrics``: the DuckDB measures over N copies of a stored run's rows (``--home``, the storage
   folder of a `rag-assets evaluate`; skipped without one): its cost grows with the queries and
   configurations evaluated, not with the corpus, so it is scaled by queries.
@@ -154,12 +154,13 @@ def run_stage(name: str, work: Path, corpus: Path, model: str, home: str, size: 
     return json.loads(output.strip().splitlines()[-1]) | {"peak_mb": usage.ru_maxrss / 1e3}
 
 
-def baseline_mb(model: str) -> float:
-    """Peak memory of a process that imports what the stages import and loads the model."""
+def baseline_mb() -> float:
+    """Peak memory of a process that imports what the stages import (the model is not loaded: the
+    embed stage's figure includes the model)."""
     code = ("import sys; sys.path.insert(0, %r); import numpy, pyarrow.parquet, duckdb; "
             "from rag_assets.lib import chunking, extraction, metrics; "
             "from rag_assets.lib.retrievers import bm25, dense; "
-            "from rag_assets.lib.embedding import load_model; load_model(%r)") % (str(ROOT), model)
+            "from rag_assets.lib import embedding, evalset, corpus, paths") % (str(ROOT),)
     process = subprocess.Popen([sys.executable, "-c", code])
     _, _, usage = os.wait4(process.pid, 0)
     return usage.ru_maxrss / 1e3
@@ -179,9 +180,9 @@ def main() -> None:
         print(json.dumps(stage(args.stage, args.work, args.corpus, args.model, args.home, args.sizes[0])))
         return
     stages = [s for s in STAGES if s != "metrics" or (args.home and Path(args.home).is_dir())]
-    base = baseline_mb(args.model)
-    print(f"{os.cpu_count()} CPUs; model {args.model}; strategy {STRATEGY}; a process that only imports and "
-          f"loads the model peaks at {base:.0f} MB (subtracted below)", flush=True)
+    base = baseline_mb()
+    print(f"{os.cpu_count()} CPUs; model {args.model}; strategy {STRATEGY}; a process that only imports "
+          f"peaks at {base:.0f} MB (subtracted below)", flush=True)
     results: dict[tuple[str, int], dict] = {}
     with tempfile.TemporaryDirectory(prefix="rag_growth_") as folder:
         for size in args.sizes:

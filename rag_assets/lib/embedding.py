@@ -167,6 +167,9 @@ def current_revision(spec: ModelSpec) -> str:
     return _loader(spec).installed_revision(spec)
 
 
+EMBED_BLOCK = 256  # texts per forward pass of a long embed() call
+
+
 class _TokenMemory:
     """Token vectors kept from the forward pass that embedded a text, for late interaction to reuse
     instead of running the model again; bounded by a number of token vectors, oldest dropped first."""
@@ -262,7 +265,9 @@ class EmbedderBase:
     def _embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.spec.dimension), dtype=np.float32)
-        return self._finish(self._encode(texts), len(texts))
+        # in blocks, so that memory (the token vectors of a block) does not grow with the call
+        return np.concatenate([self._finish(self._encode(texts[i: i + EMBED_BLOCK]), len(texts[i: i + EMBED_BLOCK]))
+                               for i in range(0, len(texts), EMBED_BLOCK)])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed([self.spec.document_prefix + text for text in texts])

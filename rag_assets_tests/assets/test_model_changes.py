@@ -54,8 +54,8 @@ def test_changed_weights_go_stale_per_partition_and_a_backfill_makes_them_fresh(
         assert stale_status(instance, "embeddings", model_strategy_key("wordllama", strategy)) == StaleStatus.FRESH
 
     # half a migration: one strategy rebuilt, the other still on the old weights
-    [rebuilt] = runner.model_partitions("minilm-copy", ["boundaries"])
-    assert _checks(rebuilt)["retrieval_stamps_agree"].passed
+    rebuilt = {c.name: c for c in runner.model_partitions("minilm-copy", ["boundaries"])}
+    assert rebuilt["retrieval_stamps_agree"].passed
     metrics = runner.run("evaluation_metrics", raise_on_error=False)
     check = _checks(metrics)["metrics_stamps_agree"]
     assert not check.passed and not metrics.success
@@ -76,7 +76,7 @@ def test_rematerialising_unchanged_chunks_embeds_nothing(tmp_path, tiny_corpus, 
     instance = DagsterInstance.ephemeral()
     materialize_all(settings, instance, model_keys=["wordllama"], strategies=["boundaries"], progress=lambda _: None)
     runner = Runner(settings, instance, progress=lambda _: None)
-    [again] = runner.model_partitions("wordllama", ["boundaries"])
+    again = runner.run("model_partition", model_strategy_key("wordllama", "boundaries"))
     metadata = again.asset_materializations_for_node("embeddings")[0].metadata
     assert metadata["texts_embedded"].value == 0 and metadata["texts_reused"].value == metadata["chunks"].value > 0
     # one document changes: only its new chunks are embedded
@@ -89,7 +89,7 @@ def test_rematerialising_unchanged_chunks_embeds_nothing(tmp_path, tiny_corpus, 
     changed = Runner(moved, instance, progress=lambda _: None)
     changed.run("evaluation_inputs")
     changed.run("chunking", "boundaries")
-    [after] = changed.model_partitions("wordllama", ["boundaries"])
+    after = changed.run("model_partition", model_strategy_key("wordllama", "boundaries"))
     metadata = after.asset_materializations_for_node("embeddings")[0].metadata
     # the browning-settings paragraph is one chunk of its own section
     assert metadata["texts_embedded"].value == 1
