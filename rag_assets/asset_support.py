@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from dagster import BetaWarning, DataVersion, MetadataValue, Output
+from dagster import BetaWarning, DataVersion, MetadataValue, Output, TableColumn, TableRecord, TableSchema
 
 from rag_assets.lib import paths
 from rag_assets.partitions import dimensions_of, model_strategy_partitions
@@ -18,6 +18,16 @@ def versioned_output(value, version: str, metadata: dict) -> Output:
     with warnings.catch_warnings():  # data_version is beta, and it is exactly what is needed here
         warnings.simplefilter("ignore", BetaWarning)
         return Output(value, data_version=DataVersion(version), metadata=metadata)
+
+
+def preview_table(rows: list[dict]) -> MetadataValue:
+    """A few rows as a Dagster table preview (the columns of the first row, typed from its values)."""
+    names = list(rows[0]) if rows else []
+    kinds = {bool: "bool", int: "int", float: "float"}
+    columns = [TableColumn(name, kinds.get(type(rows[0][name]), "string")) for name in names]
+    records = [TableRecord({k: v if isinstance(v, (bool, int, float)) or v is None else str(v) for k, v in row.items()})
+               for row in rows]
+    return MetadataValue.table(records=records, schema=TableSchema(columns=columns))
 
 
 def table_version(table: pa.Table) -> str:

@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 from dagster import (
+    AssetsDefinition,
     AssetSelection,
     AutomationConditionSensorDefinition,
     DefaultScheduleStatus,
@@ -101,11 +102,20 @@ def nightly_schedule(settings: RagSettings) -> ScheduleDefinition:
     )
 
 
+def with_owners_and_tags(assets: list, owners: list[str], tags: dict[str, str]) -> list:
+    """The assets with the settings' owners and tags on every spec (observable sources keep theirs)."""
+    if not owners and not tags:
+        return assets
+    return [asset.map_asset_specs(lambda spec: spec.replace_attributes(
+        owners=[*spec.owners, *owners], tags={**spec.tags, **tags})) if isinstance(asset, AssetsDefinition) else asset
+        for asset in assets]
+
+
 def build_definitions(settings: RagSettings | None = None, models: EmbeddingModels | None = None) -> Definitions:
     """The graph bound to a storage folder, corpus and evaluation set (defaults: the project's)."""
     settings = settings or RagSettings()
     return Definitions(
-        assets=ASSETS,
+        assets=with_owners_and_tags(ASSETS, settings.owners, settings.asset_tags),
         asset_checks=ASSET_CHECKS,
         jobs=JOBS,
         schedules=[input_observation, nightly_schedule(settings)],

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from dagster import ConfigurableIOManager, ConfigurableResource, InputContext, OutputContext
+from dagster import (
+    ConfigurableIOManager,
+    ConfigurableResource,
+    InputContext,
+    MetadataValue,
+    OutputContext,
+    TableColumn,
+    TableSchema,
+)
 from pydantic import Field
 
 from rag_assets.lib import paths
@@ -15,6 +23,16 @@ from rag_assets.lib.embedding import MODELS, Embedder, current_revision, load_mo
 from rag_assets.lib.retrievers.bm25 import BM25Config
 from rag_assets.lib.schemas import check_table
 from rag_assets.partitions import dimensions_of
+
+
+def standard_metadata(table: pa.Table, path: Path) -> dict:
+    """Dagster's standard metadata for a Parquet output, which the catalog shows without opening an
+    event: row count, column schema (from the Arrow schema) and the file's URI."""
+    columns = [TableColumn(name=field.name, type=str(field.type), description=(field.metadata or {}).get(
+        b"description", b"").decode() or None) for field in table.schema]
+    return {"dagster/row_count": MetadataValue.int(table.num_rows),
+            "dagster/column_schema": MetadataValue.table_schema(TableSchema(columns=columns)),
+            "dagster/uri": MetadataValue.path(path.resolve().as_uri())}
 
 
 class RagSettings(ConfigurableResource):
@@ -47,6 +65,14 @@ class RagSettings(ConfigurableResource):
         description="A document larger than this fails extraction (status 'failed') instead of being read.",
     )
     top_k: int = Field(default=25, description="Chunks kept per query and retriever.")
+    owners: list[str] = Field(
+        default_factory=lambda: [o.strip() for o in os.environ.get("RAG_ASSETS_OWNERS", "").split(",") if o.strip()],
+        description="Owners shown on every asset in the UI: e-mail addresses or team:NAME ($RAG_ASSETS_OWNERS, "
+        "comma-separated).")
+    asset_tags: dict[str, str] = Field(
+        default_factory=lambda: dict(pair.split("=", 1) for pair in os.environ.get("RAG_ASSETS_TAGS", "").split(",")
+                                     if "=" in pair),
+        description="Tags shown on every asset in the UI ($RAG_ASSETS_TAGS, comma-separated key=value).")
     retrievers: list[str] = Field(
         default=["dense", "bm25", "hybrid", "late_interaction", "cross_encoder"],
         description="Retrievers to run (see rag_assets/lib/retrievers); unavailable ones are skipped and reported.",
@@ -101,7 +127,7 @@ class ParquetIOManager(ConfigurableIOManager):
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         pq.write_table(obj, temporary)
         os.replace(temporary, path)
-        context.add_output_metadata({"path": str(path), "rows": obj.num_rows})
+        context.add_output_metadata(standard_metadata(obj, path))
 
     def load_input(self, context: InputContext) -> pa.Table:
         if not context.has_asset_partitions:

@@ -1,15 +1,17 @@
 import pyarrow as pa
 from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
-from rag_assets.asset_support import table_version, versioned_output
+from rag_assets.asset_support import preview_table, table_version, versioned_output
 from rag_assets.automation import REBUILD_CHUNK_QUALITY, REBUILD_CHUNKS
 from rag_assets.lib.chunk_report import character_stats, quality_row
-from rag_assets.lib.chunking import STRATEGIES, chunk_rows
+from rag_assets.lib.chunking import STRATEGIES, chunk_rows, chunking_code_version
+from rag_assets.lib.previews import sample_chunks
 from rag_assets.lib.schemas import CHUNK_QUALITY, CHUNKS, table_from_rows
 from rag_assets.partitions import strategy_partitions
 
 
-@asset(group_name="chunks", partitions_def=strategy_partitions, automation_condition=REBUILD_CHUNKS)
+@asset(group_name="chunks", partitions_def=strategy_partitions, automation_condition=REBUILD_CHUNKS,
+       kinds={"python", "parquet"}, code_version=chunking_code_version())
 def chunks(context: AssetExecutionContext, extracted_text: pa.Table) -> Output[pa.Table]:
     """The chunks of every extracted document under one chunking strategy."""
     strategy = STRATEGIES[context.partition_key]
@@ -20,11 +22,13 @@ def chunks(context: AssetExecutionContext, extracted_text: pa.Table) -> Output[p
         table, table_version(table),
         metadata={**stats, "mean_characters": round(stats["mean_characters"], 1),
                   "target": strategy.target, "overlap": strategy.overlap,
-                  "boundaries": strategy.boundaries, "header": strategy.header},
+                  "boundaries": strategy.boundaries, "header": strategy.header,
+                  "sample_chunks": preview_table(sample_chunks(rows))},
     )
 
 
-@asset(group_name="chunks", partitions_def=strategy_partitions, automation_condition=REBUILD_CHUNK_QUALITY)
+@asset(group_name="chunks", partitions_def=strategy_partitions, automation_condition=REBUILD_CHUNK_QUALITY,
+       kinds={"python", "parquet"}, code_version=chunking_code_version())
 def chunk_quality(
     context: AssetExecutionContext, chunks: pa.Table, eval_set: pa.Table, extracted_text: pa.Table
 ) -> Output[pa.Table]:

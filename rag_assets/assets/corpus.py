@@ -14,7 +14,11 @@ from rag_assets.resources import RagSettings
 with warnings.catch_warnings():  # observable source assets are beta, and exactly what is needed here
     warnings.simplefilter("ignore", BetaWarning)
 
-    @observable_source_asset(group_name="corpus")
+    @observable_source_asset(
+        group_name="corpus",
+        description="The document folder as Dagster sees it from outside: its data version is the snapshot id "
+        "(sha256 over every file's path and bytes). Observe it after editing the folder: a new version shows "
+        "corpus_snapshot stale.")
     def corpus_folder(settings: RagSettings) -> ObserveResult:
         """The document folder as Dagster sees it from outside: its version is the snapshot id.
 
@@ -29,7 +33,7 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
         )
 
 
-@asset(group_name="corpus", deps=[corpus_folder], automation_condition=REBUILD_CORPUS)
+@asset(group_name="corpus", deps=[corpus_folder], automation_condition=REBUILD_CORPUS, kinds={"python", "parquet"})
 def corpus_snapshot(settings: RagSettings) -> Output[pa.Table]:
     """Manifest of the corpus folder: one row per file with size, sha256 and format.
 

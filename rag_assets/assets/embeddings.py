@@ -19,6 +19,7 @@ from rag_assets.asset_support import as_metadata, partition_tables
 from rag_assets.automation import REBUILD_EMBEDDINGS
 from rag_assets.lib.embedding import MODELS, ModelUnavailableError, current_revision
 from rag_assets.lib.embedding_rows import embed_chunks, vectors_of
+from rag_assets.lib.stamps import PIPELINE_VERSION
 from rag_assets.lib.vector_checks import distance_identity_gap, norm_deviation
 from rag_assets.partitions import MODEL, STRATEGY, keys_of, model_partitions, model_strategy_partitions
 from rag_assets.resources import EmbeddingModels, RagSettings
@@ -28,7 +29,11 @@ NORM_TOLERANCE = 1e-5
 with warnings.catch_warnings():  # observable source assets are beta, and exactly what is needed here
     warnings.simplefilter("ignore", BetaWarning)
 
-    @observable_source_asset(group_name="embeddings", partitions_def=model_partitions)
+    @observable_source_asset(
+        group_name="embeddings", partitions_def=model_partitions,
+        description="The installed weights of each registered model, one partition per model: its data version "
+        "is the revision (a hash of its weight and tokenizer files). Observe it after a model changed: that "
+        "model's embeddings and retrieval partitions show stale.")
     def embedding_model(context) -> DataVersionsByPartition:
         """The weights of each registered model, as Dagster sees them: the version is the revision.
 
@@ -50,7 +55,7 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
 
 
 @asset(group_name="embeddings", partitions_def=model_strategy_partitions, deps=[embedding_model],
-       automation_condition=REBUILD_EMBEDDINGS)
+       automation_condition=REBUILD_EMBEDDINGS, kinds={"parquet", "onnx", "pytorch"}, code_version=PIPELINE_VERSION)
 def embeddings(
     context: AssetExecutionContext, settings: RagSettings, models: EmbeddingModels, chunks: pa.Table
 ) -> Output[pa.Table]:

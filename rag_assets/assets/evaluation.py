@@ -20,7 +20,8 @@ from rag_assets.lib.schemas import EVAL_SET, table_from_rows
 from rag_assets.resources import RagSettings
 
 
-@asset(group_name="evaluation", deps=["extracted_text"], automation_condition=REBUILD_CORPUS)
+@asset(group_name="evaluation", deps=["extracted_text"], automation_condition=REBUILD_CORPUS,
+       kinds={"python", "parquet"})
 def eval_set(settings: RagSettings) -> Output[pa.Table]:
     """The evaluation set, one row per query: needles in every phrasing, then out-of-domain queries.
 

@@ -6,11 +6,13 @@ from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, Output,
 from rag_assets.asset_support import table_version, versioned_output
 from rag_assets.automation import REBUILD_CORPUS
 from rag_assets.lib.documents import extract_entry, extraction_summary
+from rag_assets.lib.extraction import EXTRACTOR_VERSION
 from rag_assets.lib.schemas import EXTRACTED_TEXT, table_from_rows
 from rag_assets.resources import RagSettings
 
 
-@asset(group_name="corpus", automation_condition=REBUILD_CORPUS)
+@asset(group_name="corpus", automation_condition=REBUILD_CORPUS, kinds={"python", "parquet"},
+       code_version=EXTRACTOR_VERSION)
 def extracted_text(settings: RagSettings, corpus_snapshot: pa.Table) -> Output[pa.Table]:
     """Canonical text and sections per document; a broken document is a failed row with its reason."""
     rows = [

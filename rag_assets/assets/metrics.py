@@ -13,19 +13,21 @@ from dagster import (
     asset_check,
 )
 
-from rag_assets.asset_support import snapshot_of
+from rag_assets.asset_support import preview_table, snapshot_of
 from rag_assets.automation import EVALUATE
+from rag_assets.lib.previews import worst_queries_of_default
 from rag_assets.lib.regressions import latest_regressions
 from rag_assets.lib.report import build_report, headline, plots_markdown
 from rag_assets.lib.results_store import record_evaluation
 from rag_assets.lib.schemas import STAMP_FIELDS
-from rag_assets.lib.stamps import stamp_problems
+from rag_assets.lib.stamps import PIPELINE_VERSION, stamp_problems
 from rag_assets.resources import EmbeddingModels, RagSettings
 
 
 # the observed inputs are direct dependencies too: a changed corpus or model shows the metrics stale, and the
 # nightly run observes them before it evaluates
-@asset(group_name="metrics", pool="duckdb_write", automation_condition=EVALUATE,
+@asset(group_name="metrics", pool="duckdb_write", automation_condition=EVALUATE, kinds={"python", "duckdb"},
+       code_version=PIPELINE_VERSION,
        deps=["corpus_folder", "embedding_model", "retrieval_runs", "refusal_calibration", "embeddings", "chunk_quality"])
 def retrieval_metrics(context: AssetExecutionContext, settings: RagSettings) -> MaterializeResult:
     """success@k, recall@k, precision@k, MRR and nDCG@10 with intervals, paired tests, and each strategy's
@@ -39,6 +41,7 @@ def retrieval_metrics(context: AssetExecutionContext, settings: RagSettings) -> 
                           Path(settings.home) / "report", evaluation.cuts)
     comparison, comparisons, chunk_stats, *refusal = report.sections.values()
     figures = headline(evaluation.table, evaluation.configurations)
+    missed = worst_queries_of_default(settings.duckdb_path, Path(settings.home), evaluation.configurations)
     return MaterializeResult(
         metadata={
             # numbers Dagster plots over time on the asset's page: the default configuration
@@ -53,6 +56,7 @@ def retrieval_metrics(context: AssetExecutionContext, settings: RagSettings) -> 
             "chunk_stats": MetadataValue.md(chunk_stats),
             **({"suggested_cuts": MetadataValue.md(refusal[0])} if refusal else {}),
             "plots": MetadataValue.md(plots_markdown(report)),
+            **({"worst_queries": preview_table(missed)} if missed else {}),
             "report": MetadataValue.path(str(report.path)),
         }
     )

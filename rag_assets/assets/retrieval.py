@@ -18,14 +18,14 @@ from rag_assets.lib.refusal_rows import calibrate_partition, describe
 from rag_assets.lib.report import inline
 from rag_assets.lib.retrieval_rows import retrieve_and_judge
 from rag_assets.lib.schemas import STAMP_FIELDS
-from rag_assets.lib.stamps import distinct_stamps, stamp_problems
+from rag_assets.lib.stamps import PIPELINE_VERSION, distinct_stamps, stamp_problems
 from rag_assets.partitions import MODEL, keys_of, model_strategy_partitions
 from rag_assets.resources import EmbeddingModels, RagSettings
 
 
 # a direct dependency on the observed weights, so a weight change marks these partitions stale too
 @asset(group_name="retrieval", partitions_def=model_strategy_partitions, deps=["embedding_model"],
-       automation_condition=REBUILD_RETRIEVAL)
+       automation_condition=REBUILD_RETRIEVAL, kinds={"python", "parquet", "onnx"}, code_version=PIPELINE_VERSION)
 def retrieval_runs(
     context: AssetExecutionContext,
     settings: RagSettings,
@@ -61,7 +61,8 @@ def retrieval_stamps_agree(
     )
 
 
-@asset(group_name="retrieval", partitions_def=model_strategy_partitions, automation_condition=REBUILD_REFUSAL)
+@asset(group_name="retrieval", partitions_def=model_strategy_partitions, automation_condition=REBUILD_REFUSAL,
+       kinds={"python", "parquet"}, code_version=PIPELINE_VERSION)
 def refusal_calibration(retrieval_runs: pa.Table) -> Output[pa.Table]:
     """When to say no: every cut of the distance grid applied as the real gate (at most 4 chunks, only
     those under the cut) to every in-domain and out-of-domain query, counted; the separability of the

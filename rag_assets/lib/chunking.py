@@ -78,6 +78,13 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("document", whole=True),
     )
 }
+CHUNKER_VERSION = "1"  # bump when the chunking code changes what a strategy's chunks are
+
+
+def chunking_code_version() -> str:
+    """The version of the chunking logic: ``CHUNKER_VERSION`` and every strategy's definition."""
+    definition = CHUNKER_VERSION + repr(sorted(STRATEGIES.items()))
+    return f"{CHUNKER_VERSION}-{hashlib.sha256(definition.encode('utf-8')).hexdigest()[:8]}"
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from rag_assets.lib import beir
 from rag_assets.lib.canonical import Extracted, Section
 from rag_assets.lib.corpus import BEIR_CORPUS, NOT_DOCUMENTS
 from rag_assets.lib.extraction import EXTRACTOR_NAME, EXTRACTOR_VERSION, ExtractionError, extract_document
+from rag_assets.lib.previews import escape_markdown
 
 
 def _row(doc_id: str, fmt: str) -> dict:
@@ -101,7 +102,8 @@ def extraction_summary(rows: list[dict], largest: int = 5) -> dict:
         counts[row["status"]] += 1
     biggest = sorted(ok, key=lambda row: len(row["text"]), reverse=True)[:largest]
     table = ["| document | format | characters | sections |", "|---|---|---|---|"] + [
-        f"| {row['doc_id']} | {row['format']} | {len(row['text'])} | {len(row['sections'])} |" for row in biggest
+        f"| {escape_markdown(row['doc_id'])} | {row['format']} | {len(row['text'])} | {len(row['sections'])} |"
+        for row in biggest
     ]
     return {
         "documents": len(rows),
