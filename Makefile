@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test install install-test ui clean
+.PHONY: demo test install install-test browser ui clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,13 @@ install-test: $(VENV)/.installed-test
 demo: install
 	$(BIN)/rag-assets evaluate
 
-test: install-test
+# the browser test drives Debian's chromium (Playwright for Python, never `playwright install`)
+browser:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "the UI test needs Debian's chromium: sudo apt-get install chromium" >&2; exit 1; fi; }
+
+test: install-test browser
 	$(BIN)/python -m pytest
 
 ui: install

@@ -1,0 +1,144 @@
+"""The Dagster UI as a person sees it, in a real browser: `dagster dev` on a free port of 127.0.0.1
+against a tiny evaluated project, driven through Debian's `chromium` with Playwright for Python.
+
+Never skipped: without chromium or Playwright it fails, naming what to install (`.ci/run` installs
+both). Screenshots of what it looked at are kept under ``test-artefacts/ui/`` (and the README's
+current ones come from `docs/screenshots.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from rag_assets.definitions import ASSETS
+from rag_assets_tests.assets.test_automation import copy_wordllama, flip_a_weight
+from rag_assets_tests.servers import DagsterDev, register_wordllama_copy, tiny_home_env
+
+PROJECT = Path(__file__).resolve().parents[1]
+ARTEFACTS = PROJECT / "test-artefacts" / "ui"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+GROUPS = ["corpus", "evaluation", "chunks", "embeddings", "retrieval", "metrics"]
+STALE_QUERY = """query($key: AssetKeyInput!, $partitions: [String!]) {
+  assetNodeOrError(assetKey: $key) { ... on AssetNode { staleStatusByPartition(partitions: $partitions) } } }"""
+
+
+def graphql(url: str, query: str, variables: dict) -> dict:
+    request = urllib.request.Request(f"{url}/graphql", headers={"Content-Type": "application/json"},
+                                     data=json.dumps({"query": query, "variables": variables}).encode())
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())["data"]
+
+
+def stale_by_partition(url: str, asset: str, partitions: list[str]) -> dict[str, str]:
+    data = graphql(url, STALE_QUERY, {"key": {"path": [asset]}, "partitions": partitions})
+    return dict(zip(partitions, data["assetNodeOrError"]["staleStatusByPartition"]))
+
+
+def open_page(page, url: str, shot: str | None = None, settle: float = 3.0):
+    page.goto(url, wait_until="networkidle")
+    time.sleep(settle)
+    skip = page.get_by_role("button", name="Skip")
+    if skip.count():
+        skip.first.click()  # the first visit's newsletter prompt
+        time.sleep(0.5)
+    if shot:
+        page.screenshot(path=str(ARTEFACTS / f"{shot}.png"), full_page=True)
+    return page.inner_text("body")
+
+
+def wait_for(condition, seconds: float, what: str):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(2)
+    raise AssertionError(f"waited {seconds:.0f} s for {what}")
+
+
+def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(tmp_path):
+    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: apt-get install chromium (.ci/run does it)"
+    from playwright.sync_api import sync_playwright  # the [test] extra; `playwright install` is never needed
+
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)
+    model = copy_wordllama(tmp_path / "wordllama-copy")
+    env = tiny_home_env(tmp_path / "home", register_wordllama_copy(model, tmp_path / "models.json"))
+    env["RAG_ASSETS_AUTOMATION"] = "stopped"  # the stale state must stay visible; no sensor rebuilds it
+    subprocess.run([sys.executable, "-m", "rag_assets.cli", "evaluate", "--models", "wordllama", "wordllama-copy",
+                    "--strategies", "boundaries"], env=env, check=True, capture_output=True, cwd=PROJECT)
+    partitions = ["wordllama|boundaries", "wordllama-copy|boundaries"]
+    server = DagsterDev(env, tmp_path / "dagster-dev.log")
+    try:
+        server.wait_until_up()
+        assert set(stale_by_partition(server.url, "retrieval_runs", partitions).values()) == {"FRESH"}
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1500, "height": 950})
+
+            # the lineage page: every group, expanded, lists every asset of the pipeline
+            open_page(page, server.url + "/asset-groups")
+            for group in GROUPS:  # open each group of the tree beside the graph: its caret, left of its name
+                box = page.get_by_text(group, exact=True).first.bounding_box()
+                page.mouse.click(box["x"] - 35, box["y"] + box["height"] / 2)
+                time.sleep(0.7)
+            page.screenshot(path=str(ARTEFACTS / "lineage.png"))
+            lineage = page.inner_text("body")
+            missing = [a.key.to_user_string() for a in ASSETS if a.key.to_user_string() not in lineage]
+            assert not missing, f"the lineage page does not list {missing}"
+
+            # the metrics page: the comparison table, both plots and the worst-queries preview
+            metrics = open_page(page, server.url + "/assets/retrieval_metrics", "metrics")
+            for label in ("comparison", "comparisons", "chunk_stats", "plots", "recall_at_20", "mrr"):
+                assert label in metrics, label
+            page.get_by_text("[Show Markdown]").first.click()  # the comparison table
+            time.sleep(1)
+            shown = page.inner_text("body")
+            assert "wordllama-copy" in shown and ("S@1" in shown or "MRR" in shown)
+            page.keyboard.press("Escape")
+            plots = page.locator("img[src^='data:image/png']")
+            if not plots.count():  # the plots render when their Markdown is opened
+                page.get_by_text("[Show Markdown]").nth(3).click()
+                time.sleep(1)
+            assert page.locator("img[src^='data:image/png']").count() >= 2, "the plots are not shown"
+            page.screenshot(path=str(ARTEFACTS / "metrics-plots.png"))
+            page.keyboard.press("Escape")
+
+            # a check result is visible, with its description
+            checks = open_page(page, server.url + "/assets/retrieval_metrics?view=checks", "checks")
+            assert "metrics_stamps_agree" in checks and "Succeeded" in checks
+            assert "built from the same snapshot" in checks
+
+            # the catalog shows row counts and column schemas (Dagster's standard metadata)
+            chunks = open_page(page, server.url + "/assets/chunks", "chunks")
+            assert "Row count" in chunks and "Columns" in chunks
+            assert "chunk_id" in chunks and "span_start" in chunks and "sample_chunks" in chunks
+
+            # a model's weights change; "Observe" in the UI; its partitions, and only its, show stale
+            flip_a_weight(model)
+            open_page(page, server.url + "/assets/embedding_model")
+            page.get_by_role("button", name="Observe").first.click()
+            time.sleep(1)
+            confirm = page.get_by_role("button", name="Observe").last  # a dialog names the partitions
+            if confirm.is_visible():
+                confirm.click()
+            stale = wait_for(lambda: (s := stale_by_partition(server.url, "retrieval_runs", partitions))
+                             ["wordllama-copy|boundaries"] == "STALE" and s, 240, "the observation to land")
+            assert stale == {"wordllama|boundaries": "FRESH", "wordllama-copy|boundaries": "STALE"}
+            assert stale_by_partition(server.url, "embeddings", partitions)["wordllama-copy|boundaries"] == "STALE"
+            open_page(page, server.url + "/assets/embeddings?view=partitions", "partitions")
+            for text in ("wordllama-copy", "boundaries"):  # the changed model's partition
+                page.get_by_text(text, exact=True).first.click()
+                time.sleep(2)
+            page.screenshot(path=str(ARTEFACTS / "partitions-stale.png"), full_page=True)
+            assert "Unsynced" in page.inner_text("body"), "the changed partition is not shown unsynced"
+            browser.close()
+    finally:
+        server.stop()
