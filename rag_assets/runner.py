@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -41,6 +42,7 @@ telemetry:
 """
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 SETTINGS_TAG = "rag_assets/settings"  # fingerprint of the settings and model registry a run was built with
+PID_TAG, HOST_TAG = "rag_assets/pid", "rag_assets/host"  # the process that runs a `rag-assets` run, to tell a dead one
 
 
 def ensure_dagster_home(home: Path) -> Path:
@@ -103,8 +105,11 @@ class Runner:
         self.settings, self.instance, self.progress, self.rebuild = settings, instance, progress, rebuild
         self.definitions = build_definitions(settings, models)
         self.fingerprint = settings_fingerprint(settings, models)
-        self.tags = {TRIGGER_TAG: "cli", SETTINGS_TAG: self.fingerprint, **(tags or {})}
+        self.tags = {TRIGGER_TAG: "cli", SETTINGS_TAG: self.fingerprint, PID_TAG: str(os.getpid()),
+                     HOST_TAG: socket.gethostname(), **(tags or {})}
         self.skipped: list[str] = []
+        for message in release_slots_of_dead_runs(instance):
+            progress(message)
 
     def run(self, job: str, partition_key=None, label: str = "", raise_on_error: bool = True):
         self.progress(f"running {job}{' ' + label if label else ''}")
@@ -166,6 +171,40 @@ class Runner:
     def model_partitions(self, model: str, strategies: Sequence[str]) -> list[CheckOutcome]:
         return [outcome for strategy in strategies for outcome in self.checks_unless_current(
             "model_partition", model_strategy_key(model, strategy), f"[{model} x {strategy}]")]
+
+
+def release_slots_of_dead_runs(instance: DagsterInstance) -> list[str]:
+    """Free the concurrency slots (the DuckDB writers' pool above all) held by runs that can no longer
+    release them, and record such runs as failed: a `rag-assets` process of this machine that is gone
+    (killed, or stopped by a full disk), or a run that already ended. Runs of other processes (the
+    daemon's) are left to Dagster's run monitoring. Returns what was done, one line each."""
+    storage = instance.event_log_storage
+    released = []
+    for pool in storage.get_concurrency_keys():
+        info = storage.get_concurrency_info(pool)
+        for run_id in sorted({s.run_id for s in info.claimed_slots} | {s.run_id for s in info.pending_steps}):
+            run = instance.get_run_by_id(run_id)
+            if run is not None and not run.is_finished and _process_alive(run.tags):
+                continue
+            if run is not None and not run.is_finished:
+                instance.report_run_failed(run, f"its process {run.tags.get(PID_TAG)} is gone (killed or stopped); "
+                                                f"marked failed by rag-assets, which released its {pool} slot")
+            storage.free_concurrency_slots_for_run(run_id)
+            what = "the DuckDB writers' slot" if pool == "duckdb_write" else f"the {pool} slot"
+            released.append(f"released {what} held by run {run_id}, whose process is gone")
+    return released
+
+
+def _process_alive(tags: dict) -> bool:
+    """Whether the run's process may still be running: True unless it is a `rag-assets` process of
+    this machine that no longer exists (or whose pid now names another program)."""
+    if PID_TAG not in tags or tags.get(HOST_TAG) != socket.gethostname():
+        return True
+    try:
+        command = Path(f"/proc/{int(tags[PID_TAG])}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return False
+    return b"rag" in command
 
 
 def settings_fingerprint(settings: RagSettings, models: EmbeddingModels | None = None) -> str:

@@ -1,0 +1,53 @@
+"""Faults that must lose nothing and never leave a storage folder that hangs (issue 16)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from dagster import DagsterInstance
+
+from rag_assets_tests.servers import tiny_home_env
+
+PROJECT = Path(__file__).resolve().parents[1]
+POOL = "duckdb_write"
+
+
+def held_slots(home: Path) -> list[str]:
+    """Run ids holding a slot of the DuckDB writers' pool, read from the instance as it is now."""
+    with DagsterInstance.from_config(str(home / "dagster")) as instance:
+        if POOL not in instance.event_log_storage.get_concurrency_keys():
+            return []
+        return [slot.run_id for slot in instance.event_log_storage.get_concurrency_info(POOL).claimed_slots]
+
+
+def evaluate(env: dict, **options) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "rag_assets.cli", "evaluate", "--models", "wordllama",
+                             "--strategies", "boundaries", "--rebuild"], env=env, cwd=PROJECT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **options)
+
+
+def test_a_run_killed_while_writing_duckdb_does_not_hold_the_writers_slot_for_ever(tmp_path):
+    home = tmp_path / "home"
+    env = tiny_home_env(home)
+    first = evaluate(env)
+    for line in first.stdout:  # the progress lines, as a person sees them
+        if "running evaluation_metrics" in line:
+            break
+    while first.poll() is None and not held_slots(home):
+        time.sleep(0.02)
+    assert first.poll() is None, "the metrics step ended before it could be killed"
+    os.kill(first.pid, signal.SIGKILL)  # kill -9 while it holds the only DuckDB writer's slot
+    first.wait()
+    [dead_run] = held_slots(home)
+
+    # the next evaluation frees the dead run's slot, says so, and completes (it waited for ever before)
+    second = evaluate(env)
+    output, _ = second.communicate(timeout=900)  # a guard against a hang, not a speed limit
+    assert second.returncode == 0, output[-3000:]
+    assert f"released the DuckDB writers' slot held by run {dead_run}" in output
+    assert held_slots(home) == []
+    with DagsterInstance.from_config(str(home / "dagster")) as instance:
+        assert instance.get_run_by_id(dead_run).is_failure  # the killed run is recorded as failed
