@@ -51,3 +51,39 @@ def test_a_run_killed_while_writing_duckdb_does_not_hold_the_writers_slot_for_ev
     assert held_slots(home) == []
     with DagsterInstance.from_config(str(home / "dagster")) as instance:
         assert instance.get_run_by_id(dead_run).is_failure  # the killed run is recorded as failed
+
+
+def test_a_run_whose_stamps_disagree_records_nothing_and_the_latest_result_stays_the_good_one(
+        tmp_path, tiny_corpus, tiny_needles):
+    """Two strategies evaluated; then one document added and one strategy rebuilt: the other strategy's
+    partition is of the old snapshot, so the metrics must refuse the mix before writing anything."""
+    import shutil
+
+    import duckdb
+    import pytest
+
+    from rag_assets.resources import RagSettings
+    from rag_assets.runner import materialize_all
+    from rag_assets_tests.fakes import FakeEmbeddingModels
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(tiny_corpus, corpus)
+    settings = RagSettings(home=str(tmp_path / "home"), corpus_dir=str(corpus), eval_set=str(tiny_needles),
+                           out_of_domain=str(tiny_needles.parent / "tiny_out_of_domain.jsonl"))
+    instance, models = DagsterInstance.ephemeral(), FakeEmbeddingModels()
+    run = dict(settings=settings, instance=instance, models=models, model_keys=["all-MiniLM-L6-v2"],
+               progress=lambda _: None)
+    materialize_all(strategies=["boundaries", "blind"], **run)
+    database = Path(settings.home) / "metrics.duckdb"
+    with duckdb.connect(str(database), read_only=True) as connection:
+        [(good_run, snapshots)] = connection.sql(
+            "SELECT run_id, count(DISTINCT snapshot_id) FROM latest_results GROUP BY run_id").fetchall()
+
+    (corpus / "added.md").write_text("# Added\n\nA new page about sets and frozensets in Python.\n")
+    with pytest.raises(Exception, match="nothing was recorded") as refused:
+        materialize_all(strategies=["boundaries"], **run)
+    assert "snapshot" in str(refused.value)
+    with duckdb.connect(str(database), read_only=True) as connection:
+        assert connection.sql("SELECT count(*) FROM evaluation_runs").fetchall() == [(1,)]
+        assert connection.sql("SELECT DISTINCT run_id FROM latest_results").fetchall() == [(good_run,)]
+    assert snapshots == 1

@@ -29,14 +29,19 @@ from rag_assets.resources import EmbeddingModels, RagSettings
 @asset(group_name="metrics", pool="duckdb_write", automation_condition=EVALUATE, kinds={"python", "duckdb"},
        code_version=PIPELINE_VERSION,
        deps=["corpus_folder", "embedding_model", "retrieval_runs", "refusal_calibration", "embeddings", "chunk_quality"])
-def retrieval_metrics(context: AssetExecutionContext, settings: RagSettings) -> MaterializeResult:
+def retrieval_metrics(
+    context: AssetExecutionContext, settings: RagSettings, models: EmbeddingModels, corpus_snapshot: pa.Table
+) -> MaterializeResult:
     """success@k, recall@k, precision@k, MRR and nDCG@10 with intervals, paired tests, and each strategy's
     costs, in DuckDB.
 
     Reads every materialised partition of its inputs from Parquet (read_parquet) and appends them as a
     new evaluation run (history is kept); writes the report (Markdown and PNG plots) beside the file.
     """
-    evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id)
+    # the stamps are checked before anything is written: a mixed build never becomes the latest result
+    evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id, lambda stamps:
+                                   stamp_problems(stamps, models.installed_revisions(stamps),
+                                                  expected=snapshot_of(corpus_snapshot)))
     report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,
                           Path(settings.home) / "report", evaluation.cuts)
     comparison, comparisons, chunk_stats, *refusal = report.sections.values()

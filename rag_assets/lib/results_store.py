@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 import pyarrow as pa
@@ -15,7 +16,7 @@ import pyarrow as pa
 from rag_assets.lib.comparisons import write_comparisons
 from rag_assets.lib.metrics import comparison, write_chunk_stats, write_results, write_threshold_sweep
 from rag_assets.lib.paths import partition_files
-from rag_assets.lib.schemas import RESULT_COLUMNS, TOKEN_COLUMNS
+from rag_assets.lib.schemas import RESULT_COLUMNS, STAMP_FIELDS, TOKEN_COLUMNS
 
 
 @dataclass
@@ -36,12 +37,28 @@ def read_partitions(connection: duckdb.DuckDBPyConnection, home: Path, asset: st
     return connection.read_parquet([str(f) for f in files], union_by_name=True).select(*columns).to_arrow_table()
 
 
-def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = None) -> Evaluation:
+class RejectedEvaluation(Exception):
+    """The partitions were not built from one consistent build: nothing was recorded."""
+
+
+def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = None,
+                      stamp_check: Callable[[list[dict]], list[str]] | None = None) -> Evaluation:
     """Append every materialised retrieval partition as a new evaluation run, rebuild the views,
-    ``chunk_stats`` and ``comparisons``."""
+    ``chunk_stats`` and ``comparisons``.
+
+    ``stamp_check`` gets the distinct stamps of the partitions before anything is written; if it
+    names a problem, RejectedEvaluation is raised and the DuckDB file is not touched, so a run of
+    mixed snapshots, pipelines or weights never becomes the latest result.
+    """
+    with duckdb.connect() as scratch:
+        runs = read_partitions(scratch, home, "retrieval_runs", RESULT_COLUMNS)
+        stamps = scratch.sql(f"SELECT DISTINCT {', '.join(STAMP_FIELDS)} FROM runs ORDER BY ALL").to_arrow_table()
+    problems = stamp_check(stamps.to_pylist()) if stamp_check else []
+    if problems:
+        raise RejectedEvaluation("nothing was recorded: the materialised retrieval partitions do not come from one "
+                                 "consistent build:\n" + "\n".join(problems))
     database.parent.mkdir(parents=True, exist_ok=True)
     with duckdb.connect(str(database)) as connection:
-        runs = read_partitions(connection, home, "retrieval_runs", RESULT_COLUMNS)
         first = runs.slice(0, 1).to_pylist()[0] if len(runs) else {}
         run_id = write_results(connection, runs, {"dagster_run_id": dagster_run_id,
                                                   "eval_version": first.get("eval_version"),
