@@ -87,3 +87,33 @@ def test_a_run_whose_stamps_disagree_records_nothing_and_the_latest_result_stays
         assert connection.sql("SELECT count(*) FROM evaluation_runs").fetchall() == [(1,)]
         assert connection.sql("SELECT DISTINCT run_id FROM latest_results").fetchall() == [(good_run,)]
     assert snapshots == 1
+
+
+def test_a_rejected_evaluation_set_does_not_replace_the_good_one(tmp_path, tiny_corpus, tiny_needles):
+    import json
+
+    import pytest
+
+    from rag_assets.lib import paths
+    from rag_assets.resources import RagSettings
+    from rag_assets.runner import materialize_all
+    from rag_assets_tests.fakes import FakeEmbeddingModels
+
+    settings = RagSettings(home=str(tmp_path / "home"), corpus_dir=str(tiny_corpus), eval_set=str(tiny_needles),
+                           out_of_domain=str(tiny_needles.parent / "tiny_out_of_domain.jsonl"))
+    instance, models = DagsterInstance.ephemeral(), FakeEmbeddingModels()
+    run = dict(instance=instance, models=models, model_keys=["all-MiniLM-L6-v2"], strategies=["boundaries"],
+               progress=lambda _: None)
+    materialize_all(settings=settings, **run)
+    stored = paths.partition_path(Path(settings.home), "eval_set")
+    good = stored.read_bytes()
+
+    bad = tmp_path / "bad.jsonl"
+    lines = tiny_needles.read_text().splitlines()
+    needle = json.loads(lines[0]) | {"needle": "This sentence is nowhere in the corpus."}
+    bad.write_text("\n".join([json.dumps(needle), *lines[1:]]) + "\n")
+    with pytest.raises(Exception) as refused:
+        materialize_all(settings=RagSettings(home=settings.home, corpus_dir=settings.corpus_dir, eval_set=str(bad),
+                                             out_of_domain=settings.out_of_domain), **run)
+    assert stored.read_bytes() == good  # the good set is still the one stored
+    assert needle["id"] in str(refused.value) and "not written" in str(refused.value)

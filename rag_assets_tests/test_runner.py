@@ -27,6 +27,8 @@ def test_an_unchanged_evaluation_runs_nothing_again_and_a_change_reruns_what_it_
     settings = RagSettings(home=str(tmp_path / "home"), corpus_dir=str(corpus), eval_set=str(tiny_needles),
                            out_of_domain=str(tiny_needles.parent / "tiny_out_of_domain.jsonl"))
     instance, models = DagsterInstance.ephemeral(), FakeEmbeddingModels()
+    # a resource is built anew for another setting (model_copy would not reach Dagster's own config)
+    top_10 = RagSettings(**{**settings.model_dump(), "top_k": 10})
     first, ran = evaluate(settings, instance, models)
     assert first.up_to_date == [] and "evaluation_metrics" in ran
     assert sum(r.startswith("model_partition") for r in ran) == 2
@@ -40,14 +42,14 @@ def test_an_unchanged_evaluation_runs_nothing_again_and_a_change_reruns_what_it_
     assert {(c.asset, c.name, c.passed) for c in again.checks} == {(c.asset, c.name, c.passed) for c in first.checks}
 
     # a different setting: everything downstream of it runs again
-    _, ran = evaluate(settings.model_copy(update={"top_k": 10}), instance, models)
+    _, ran = evaluate(top_10, instance, models)
     assert sum(r.startswith("model_partition") for r in ran) == 2 and "evaluation_metrics" in ran
 
     # one more document: the snapshot, text and chunks change, so every partition and the metrics run
     (corpus / "added.md").write_text("# Added\n\nA new page about sets and frozensets in Python.\n")
-    _, ran = evaluate(settings.model_copy(update={"top_k": 10}), instance, models)
+    _, ran = evaluate(top_10, instance, models)
     assert sum(r.startswith("model_partition") for r in ran) == 2 and "evaluation_metrics" in ran
 
     # and --rebuild runs everything even when nothing changed
-    _, ran = evaluate(settings.model_copy(update={"top_k": 10}), instance, models, rebuild=True)
+    _, ran = evaluate(top_10, instance, models, rebuild=True)
     assert sum(r.startswith("model_partition") for r in ran) == 2 and "evaluation_metrics" in ran

@@ -1,12 +1,12 @@
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import AssetCheckResult, AssetCheckSeverity, AssetIn, MetadataValue, Output, asset, asset_check
+from dagster import AssetCheckResult, AssetCheckSeverity, AssetIn, Failure, MetadataValue, Output, asset, asset_check
 
 from rag_assets.asset_support import as_metadata, versioned_output
 from rag_assets.automation import REBUILD_CORPUS
 from rag_assets.lib.documents import canonical_texts
-from rag_assets.lib.eval_sources import load_eval_set
+from rag_assets.lib.eval_sources import load_eval_set, rejection_problems
 from rag_assets.lib.evalset import (
     NEEDLE_SET,
     OUT_OF_DOMAIN,
@@ -20,17 +20,21 @@ from rag_assets.lib.schemas import EVAL_SET, table_from_rows
 from rag_assets.resources import RagSettings
 
 
-@asset(group_name="evaluation", deps=["extracted_text"], automation_condition=REBUILD_CORPUS,
-       kinds={"python", "parquet"})
-def eval_set(settings: RagSettings) -> Output[pa.Table]:
+@asset(group_name="evaluation", automation_condition=REBUILD_CORPUS, kinds={"python", "parquet"})
+def eval_set(settings: RagSettings, extracted_text: pa.Table) -> Output[pa.Table]:
     """The evaluation set, one row per query: needles in every phrasing, then out-of-domain queries.
 
     Its blocking checks hold everything downstream back when the set does not fit the corpus; it
     depends on the extracted text so that a changed corpus re-runs them. Its data version is the
-    hash of its files, so re-checking an unchanged set stales nothing.
+    hash of its files, so re-checking an unchanged set stales nothing. A set its blocking checks would
+    reject fails here, before it is written, so it never replaces the last good one.
     """
     loaded = load_eval_set(Path(settings.eval_set), Path(settings.out_of_domain) if settings.out_of_domain else None,
                            settings.beir_split)
+    problems = rejection_problems(loaded.rows, extracted_text.to_pylist(), settings.phrasings, bool(settings.out_of_domain))
+    if problems:
+        raise Failure(description=f"the evaluation set {settings.eval_set} was rejected and not written (the last good "
+                      f"one stays): " + "; ".join(problems), metadata={"problems": MetadataValue.json(problems)})
     return versioned_output(table_from_rows(EVAL_SET, loaded.rows, "eval_set"), loaded.digest,
                             as_metadata(loaded.summary()))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from rag_assets.lib.beir import is_beir_folder, load_judgements
 from rag_assets.lib.corpus import BEIR_CORPUS_FILES
@@ -13,12 +14,18 @@ from rag_assets.lib.evalset import (
     DOCUMENT,
     NEEDLE,
     NEEDLE_SET,
+    OUT_OF_DOMAIN,
     Needle,
     OutOfDomainQuery,
     content_hash,
+    duplicate_id_problems,
     expand_queries,
+    heading_problems,
     load_needles,
     load_out_of_domain,
+    needles_from_rows,
+    occurrence_problems,
+    phrasing_problems,
     query_rows,
     set_version,
 )
@@ -67,3 +74,22 @@ def load_eval_set(source: Path, out_of_domain_file: Path | None = None, beir_spl
     version, digest = set_version(files[0]), content_hash(files)
     return EvalSet(query_rows(queries, kinds, version, digest, origin), needles, out_of_domain, files, origin,
                    version, digest)
+
+
+def rejection_problems(rows: list[dict], extracted_rows: list[dict], phrasings: Sequence[str],
+                       out_of_domain_configured: bool) -> list[str]:
+    """Every reason the evaluation set's blocking checks would reject it against this extracted text,
+    one line each naming the id at fault; found before the set is written, so a rejected set never
+    replaces the last good one."""
+    from rag_assets.lib.documents import canonical_texts
+
+    ok = [row for row in extracted_rows if row["status"] == "ok"]
+    needles = needles_from_rows(rows)
+    headings = {row["doc_id"]: [s["heading"] for s in row["sections"] if s["heading"]] for row in ok}
+    problems = occurrence_problems(needles, canonical_texts(extracted_rows))
+    problems += heading_problems(needles, headings)
+    problems += duplicate_id_problems(row["query_id"] for row in rows)
+    problems += phrasing_problems(needles_from_rows(rows, NEEDLE_SET), phrasings)
+    if out_of_domain_configured and not any(row["query_kind"] == OUT_OF_DOMAIN for row in rows):
+        problems.append("no out-of-domain queries in the configured out-of-domain file")
+    return problems

@@ -30,8 +30,8 @@ def success_curves(table: pa.Table, model: str, retriever: str = STRATEGY_RETRIE
     for offset, row in enumerate(sorted(rows, key=lambda r: r["strategy"])):
         ks = [k * (1 + 0.015 * (offset - len(rows) / 2)) for k in K_VALUES]  # nudge to keep bars apart
         values = [row[f"success_at_{k}"] for k in K_VALUES]
-        low = [v - row[f"success_at_{k}_low"] for v, k in zip(values, K_VALUES)]
-        high = [row[f"success_at_{k}_high"] - v for v, k in zip(values, K_VALUES)]
+        low = [max(0.0, v - row[f"success_at_{k}_low"]) for v, k in zip(values, K_VALUES)]
+        high = [max(0.0, row[f"success_at_{k}_high"] - v) for v, k in zip(values, K_VALUES)]
         axes.errorbar(ks, values, yerr=[low, high], marker="o", capsize=3, label=row["strategy"])
     axes.set_xscale("log")
     axes.set_xticks(list(K_VALUES), [str(k) for k in K_VALUES])
@@ -54,8 +54,9 @@ def retriever_bars(table: pa.Table, model: str, strategy: str) -> bytes:
     for index, row in enumerate(rows):
         positions = [m + index * width for m in range(len(measures))]
         values = [row[m] for m, _ in measures]
-        errors = [[v - row[f"{m}_low"] for v, (m, _) in zip(values, measures)],
-                  [row[f"{m}_high"] - v for v, (m, _) in zip(values, measures)]]
+        # an interval end computed a rounding error past its point (Wilson's at 1.0) is an error bar of 0
+        errors = [[max(0.0, v - row[f"{m}_low"]) for v, (m, _) in zip(values, measures)],
+                  [max(0.0, row[f"{m}_high"] - v) for v, (m, _) in zip(values, measures)]]
         axes.bar(positions, values, width, yerr=errors, capsize=3, label=row["retriever"])
     axes.set_xticks([m + width * (len(rows) - 1) / 2 for m in range(len(measures))], [label for _, label in measures])
     axes.set_ylim(0, 1)
