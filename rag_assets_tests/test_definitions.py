@@ -28,8 +28,9 @@ def test_asset_keys_and_lineage():
     assert parents["eval_set"] == {"extracted_text"}
     assert parents["chunk_quality"] == {"chunks", "eval_set", "extracted_text"}
     assert parents["refusal_calibration"] == {"retrieval_runs"}
+    # corpus_snapshot: the snapshot the stamps must match, checked before anything is written
     assert parents["retrieval_metrics"] == {"retrieval_runs", "refusal_calibration", "embeddings", "chunk_quality",
-                                            "corpus_folder", "embedding_model"}
+                                            "corpus_folder", "embedding_model", "corpus_snapshot"}
     assert graph.get(AssetKey("retrieval_metrics")).pools == {"duckdb_write"}
 
 
