@@ -71,12 +71,19 @@ class ShardFolder:
         os.replace(temporary, self.folder / f"{name}.parquet")
 
 
-class EmbeddingCache:
+class _KeyedCache:
+    """Rows keyed by the sha256 of a text, for one model revision, in a ``ShardFolder``."""
+
     def __init__(self, folder: Path, dimension: int) -> None:
         self.folder = Path(folder)
         self.dimension = dimension
         self._shards = ShardFolder(self.folder)
 
+    def size_bytes(self) -> int:
+        return self._shards.size_bytes()
+
+
+class EmbeddingCache(_KeyedCache):
     def lookup(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
         for table in self._shards.tables(set(hashes)):
@@ -98,7 +105,7 @@ class EmbeddingCache:
 TOKEN_DTYPE = np.float16
 
 
-class TokenVectorCache:
+class TokenVectorCache(_KeyedCache):
     """The token vectors of texts (late interaction's chunk side), keyed like the embedding cache
     and kept beside it, so that a run in another process computes none of them again.
 
@@ -106,11 +113,6 @@ class TokenVectorCache:
     first obtained, whether computed or read back, so a score does not depend on where its vectors
     came from.
     """
-
-    def __init__(self, folder: Path, dimension: int) -> None:
-        self.folder = Path(folder)
-        self.dimension = dimension
-        self._shards = ShardFolder(self.folder)
 
     def lookup(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
@@ -128,9 +130,6 @@ class TokenVectorCache:
             "vectors": pa.array([np.ascontiguousarray(v, dtype=TOKEN_DTYPE).tobytes()
                                  for v in vectors_by_hash.values()], pa.large_binary()),
         }))
-
-    def size_bytes(self) -> int:
-        return self._shards.size_bytes()
 
 
 def embed_with_cache(
