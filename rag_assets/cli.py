@@ -276,13 +276,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from rag_assets.runner import UsageError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     home = paths.storage_home()
-    if args.command == "evaluate":
-        return _evaluate(args, home)
-    if args.command == "backfill":
-        return _backfill(args, home)
+    try:
+        if args.command == "evaluate":
+            return _evaluate(args, home)
+        if args.command == "backfill":
+            return _backfill(args, home)
+    except UsageError as error:  # nothing ran: one line and the usage exit status, as argparse does
+        print(f"rag-assets {args.command}: error: {error}", file=sys.stderr)
+        return 2
     if args.command == "report":
         return _report(home, [c.strip() for c in args.by.split(",") if c.strip()], args.format, args.paired)
     if args.command == "export":

@@ -232,11 +232,18 @@ def _tags(command: str, model_keys: Sequence[str], strategies: Sequence[str]) ->
     return {COMMAND_TAG: command, MODELS_TAG: ",".join(model_keys), STRATEGIES_TAG: ",".join(strategies)}
 
 
+class UsageError(ValueError):
+    """The models or strategies asked for cannot be run as given (before anything runs)."""
+
+
 def _check(model_keys: Sequence[str], strategies: Sequence[str]) -> None:
     for name, keys, known in ((MODEL, model_keys, MODELS), (STRATEGY, strategies, STRATEGIES)):
         unknown = [key for key in keys if key not in known]
         if unknown:
-            raise ValueError(f"unknown {name} {', '.join(unknown)}; registered: {', '.join(known)}")
+            raise UsageError(f"unknown {name} {', '.join(unknown)}; registered: {', '.join(known)}")
+        twice = sorted({key for key in keys if list(keys).count(key) > 1})
+        if twice:
+            raise UsageError(f"{name} {', '.join(twice)} named more than once; name each once")
 
 
 def materialize_all(

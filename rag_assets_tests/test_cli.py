@@ -25,3 +25,21 @@ def test_report_without_results_says_what_to_run():
     result = _cli("report")
     assert result.returncode == 1
     assert "rag-assets evaluate" in result.stderr
+
+
+def test_a_model_or_strategy_named_twice_is_bad_usage_before_anything_runs(tmp_path, monkeypatch, capsys):
+    """Today's failure was a SQLite UNIQUE error from Dagster's partitions table on a fresh home."""
+    from rag_assets.cli import main
+
+    monkeypatch.setenv("RAG_ASSETS_HOME", str(tmp_path / "home"))
+    assert main(["evaluate", "--models", "wordllama", "wordllama", "--strategies", "boundaries"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "rag-assets evaluate: error: model wordllama named more than once; name each once")
+    assert main(["backfill", "--model", "wordllama", "--strategies", "blind", "blind"]) == 2
+    assert "strategy blind named more than once" in capsys.readouterr().err
+    assert main(["evaluate", "--models", "no-such-model"]) == 2
+    assert "unknown model no-such-model; registered:" in capsys.readouterr().err
+    from dagster import DagsterInstance
+
+    with DagsterInstance.from_config(str(tmp_path / "home" / "dagster")) as instance:
+        assert instance.get_runs() == []  # no run was made
