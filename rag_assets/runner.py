@@ -136,7 +136,7 @@ class Runner:
 
         job_def = self.definitions.resolve_job_def(job)
         keys = sorted(job_def.asset_layer.selected_asset_keys, key=lambda k: k.to_user_string())
-        resolver = _stale_status_resolver(self.instance, self.definitions)
+        resolver = stale_status_resolver(self.instance, self.definitions.resolve_asset_graph())
         runs = set()
         for key in keys:
             if resolver.get_status(key, str(partition_key) if partition_key is not None else None) != StaleStatus.FRESH:
@@ -216,13 +216,12 @@ def settings_fingerprint(settings: RagSettings, models: EmbeddingModels | None =
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
-def _stale_status_resolver(instance: DagsterInstance, definitions):
-    """Dagster's own stale status, per partition, as the UI computes it."""
+def stale_status_resolver(instance: DagsterInstance, graph):
+    """Dagster's own stale status of ``graph``'s assets, per partition, as the UI computes it."""
     from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
     from dagster._core.definitions.data_version import CachingStaleStatusResolver
     from dagster._time import get_current_datetime
 
-    graph = definitions.resolve_asset_graph()
     view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
                           instance=instance, asset_graph=graph)
     return CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)

@@ -6,7 +6,7 @@ from dagster import AssetCheckResult, AssetCheckSeverity, AssetIn, Failure, Meta
 from rag_assets.asset_support import as_metadata, versioned_output
 from rag_assets.automation import REBUILD_CORPUS
 from rag_assets.lib.documents import canonical_texts
-from rag_assets.lib.eval_sources import load_eval_set, rejection_problems
+from rag_assets.lib.eval_sources import headings_by_document, load_eval_set, rejection_problems
 from rag_assets.lib.evalset import (
     NEEDLE_SET,
     OUT_OF_DOMAIN,
@@ -47,10 +47,6 @@ def _result(problems: list[str], passed_text: str, severity=AssetCheckSeverity.E
     )
 
 
-def _ok_documents(extracted_text: pa.Table) -> list[dict]:
-    return [r for r in extracted_text.to_pylist() if r["status"] == "ok"]
-
-
 @asset_check(asset=eval_set, blocking=True, additional_ins={"extracted_text": AssetIn()},
              description="Every needle occurs exactly once in the current corpus snapshot (whitespace folded).")
 def needles_occur_once(eval_set: pa.Table, extracted_text: pa.Table) -> AssetCheckResult:
@@ -62,7 +58,7 @@ def needles_occur_once(eval_set: pa.Table, extracted_text: pa.Table) -> AssetChe
 @asset_check(asset=eval_set, blocking=True, additional_ins={"extracted_text": AssetIn()},
              description="No needle is a heading or lies inside one.")
 def needles_not_headings(eval_set: pa.Table, extracted_text: pa.Table) -> AssetCheckResult:
-    headings = {r["doc_id"]: [s["heading"] for s in r["sections"] if s["heading"]] for r in _ok_documents(extracted_text)}
+    headings = headings_by_document(extracted_text.to_pylist())
     return _result(heading_problems(needles_from_rows(eval_set.to_pylist()), headings), "no needle is a heading")
 
 

@@ -29,8 +29,7 @@ import pyarrow.parquet as pq
 
 from rag_assets.lib import paths
 from rag_assets.lib.embedding import Embedder
-from rag_assets.lib.embedding_cache import TokenVectorCache
-from rag_assets.lib.embedding_rows import token_cache_folder, vectors_of
+from rag_assets.lib.embedding_rows import token_cache, vectors_of
 from rag_assets.lib.evalset import Query
 from rag_assets.lib.retrievers import Index, Ranking, run_retrievers
 
@@ -155,7 +154,7 @@ def load_index(home: Path, embedder: Embedder, strategy: str) -> AskIndex:
     rows = chunks.select(["chunk_id", "doc_id", "section", "text", "content", "start", "end"]).to_pylist()
     index = Index(chunk_ids=[r["chunk_id"] for r in rows], texts=[r["text"] for r in rows],
                   vectors=vectors_of(embeddings, embedder.dimension), embedder=embedder,
-                  token_cache=TokenVectorCache(token_cache_folder(home, embedder), embedder.dimension))
+                  token_cache=token_cache(home, embedder))
     return AskIndex(embedder.key, revision, strategy, index, rows, documents)
 
 

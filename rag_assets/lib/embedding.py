@@ -266,8 +266,8 @@ class EmbedderBase:
         if not texts:
             return np.zeros((0, self.spec.dimension), dtype=np.float32)
         # in blocks, so that memory (the token vectors of a block) does not grow with the call
-        return np.concatenate([self._finish(self._encode(texts[i: i + EMBED_BLOCK]), len(texts[i: i + EMBED_BLOCK]))
-                               for i in range(0, len(texts), EMBED_BLOCK)])
+        blocks = [texts[i: i + EMBED_BLOCK] for i in range(0, len(texts), EMBED_BLOCK)]
+        return np.concatenate([self._finish(self._encode(block), len(block)) for block in blocks])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed([self.spec.document_prefix + text for text in texts])

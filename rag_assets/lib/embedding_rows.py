@@ -16,7 +16,7 @@ import pyarrow as pa
 from rag_assets.lib.chunk_report import token_stats, truncated
 from rag_assets.lib.chunking import header_of_text
 from rag_assets.lib.embedding import Embedder
-from rag_assets.lib.embedding_cache import EmbeddingCache, embed_with_cache
+from rag_assets.lib.embedding_cache import EmbeddingCache, TokenVectorCache, embed_with_cache
 from rag_assets.lib.schemas import embeddings_schema
 from rag_assets.lib.stamps import PIPELINE_VERSION
 
@@ -27,8 +27,9 @@ def cache_folder(home: Path, embedder: Embedder) -> Path:
     return Path(home) / "embedding_cache" / embedder.key / embedder.revision
 
 
-def token_cache_folder(home: Path, embedder: Embedder) -> Path:
-    return Path(home) / "token_cache" / embedder.key / embedder.revision
+def token_cache(home: Path, embedder: Embedder) -> TokenVectorCache:
+    """Late interaction's token vectors of this model revision, beside the embedding cache."""
+    return TokenVectorCache(Path(home) / "token_cache" / embedder.key / embedder.revision, embedder.dimension)
 
 
 def vectors_of(table: pa.Table, dimension: int) -> np.ndarray:

@@ -76,6 +76,12 @@ def load_eval_set(source: Path, out_of_domain_file: Path | None = None, beir_spl
                    version, digest)
 
 
+def headings_by_document(extracted_rows: list[dict]) -> dict[str, list[str]]:
+    """The headings of each extracted document (failed ones have none)."""
+    return {row["doc_id"]: [s["heading"] for s in row["sections"] if s["heading"]]
+            for row in extracted_rows if row["status"] == "ok"}
+
+
 def rejection_problems(rows: list[dict], extracted_rows: list[dict], phrasings: Sequence[str],
                        out_of_domain_configured: bool) -> list[str]:
     """Every reason the evaluation set's blocking checks would reject it against this extracted text,
@@ -83,11 +89,9 @@ def rejection_problems(rows: list[dict], extracted_rows: list[dict], phrasings: 
     replaces the last good one."""
     from rag_assets.lib.documents import canonical_texts
 
-    ok = [row for row in extracted_rows if row["status"] == "ok"]
     needles = needles_from_rows(rows)
-    headings = {row["doc_id"]: [s["heading"] for s in row["sections"] if s["heading"]] for row in ok}
     problems = occurrence_problems(needles, canonical_texts(extracted_rows))
-    problems += heading_problems(needles, headings)
+    problems += heading_problems(needles, headings_by_document(extracted_rows))
     problems += duplicate_id_problems(row["query_id"] for row in rows)
     problems += phrasing_problems(needles_from_rows(rows, NEEDLE_SET), phrasings)
     if out_of_domain_configured and not any(row["query_kind"] == OUT_OF_DOMAIN for row in rows):

@@ -78,7 +78,7 @@ def open_session(graph: Path):
     """An onnxruntime CPU session for ``graph``, quiet, each run on one thread.
 
     Texts run in parallel instead (``run_each``): on 2 cores, two single-threaded runs of one text
-    each were 1.5x faster than one run on two threads (BENCHMARKS.md), as the matrices of a single
+    each were 1.3-1.5x faster than one run on two threads (BENCHMARKS.md), as the matrices of a single
     short text are too small to split well across cores.
     """
     import onnxruntime

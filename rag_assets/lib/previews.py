@@ -47,14 +47,14 @@ def worst_queries(connection, home: Path, model: str, strategy: str, retriever: 
     chunks = paths.partition_path(home, "chunks", [("strategy", strategy)])
     if not eval_set.exists() or not chunks.exists():
         return []
-    rows = connection.execute(f"""
+    rows = connection.execute("""
         SELECT r.query_id, e.question, e.spans[1].text AS needle, r.chunk_ids[1] AS top_chunk,
                c.content AS top_content, r.distances[1] AS top_distance
         FROM latest_results AS r
-        JOIN read_parquet('{eval_set}') AS e USING (query_id)
-        LEFT JOIN read_parquet('{chunks}') AS c ON c.chunk_id = r.chunk_ids[1]
+        JOIN read_parquet(?) AS e USING (query_id)
+        LEFT JOIN read_parquet(?) AS c ON c.chunk_id = r.chunk_ids[1]
         WHERE r.model = ? AND r.strategy = ? AND r.retriever = ? AND r.query_kind = 'needle' AND r.hit_rank IS NULL
-        ORDER BY r.query_id LIMIT ?""", [model, strategy, retriever, limit]).fetchall()
+        ORDER BY r.query_id LIMIT ?""", [str(eval_set), str(chunks), model, strategy, retriever, limit]).fetchall()
     return [{"query_id": q, "question": excerpt(question), "needle": excerpt(needle), "top_chunk": top or "",
              "top_content": excerpt(content), "top_distance": round(distance, 4) if distance is not None else None}
             for q, question, needle, top, content, distance in rows]

@@ -16,8 +16,7 @@ import pyarrow as pa
 
 from rag_assets.lib.documents import canonical_texts
 from rag_assets.lib.embedding import Embedder
-from rag_assets.lib.embedding_cache import TokenVectorCache
-from rag_assets.lib.embedding_rows import token_cache_folder, vectors_of
+from rag_assets.lib.embedding_rows import token_cache, vectors_of
 from rag_assets.lib.evalset import NEEDLE, OUT_OF_DOMAIN, chunks_by_document, queries_from_rows, span_holders
 from rag_assets.lib.judging import judge
 from rag_assets.lib.retrievers import Index, available, cross_encoder, run_retrievers
@@ -60,7 +59,7 @@ def retrieve_and_judge(
                   vectors=vectors_of(embeddings, embedder.dimension), embedder=embedder,
                   cross_encoder=cross_encoder.load(cross_encoder_folder) if cross_encoder_folder else None,
                   bm25_config=bm25_config,
-                  token_cache=TokenVectorCache(token_cache_folder(home, embedder), embedder.dimension) if home else None)
+                  token_cache=token_cache(home, embedder) if home else None)
     ran = available(index, retrievers)
     runs = run_retrievers(queries, index, top_k, ran)
     token_figures = index.save_token_vectors()

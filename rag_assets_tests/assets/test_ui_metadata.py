@@ -5,13 +5,12 @@ table previews; corpus text rendered as text, never live HTML."""
 import shutil
 
 from dagster import AssetKey, DagsterInstance
-from dagster._core.definitions.data_version import StaleStatus
-from dagster._utils.test.data_versions import get_stale_status_resolver
 
 from rag_assets.definitions import ASSETS, build_definitions
 from rag_assets.lib.previews import escape_markdown
 from rag_assets.resources import RagSettings
 from rag_assets.runner import materialize_all
+from rag_assets_tests.dagster_status import StaleStatus, resolver_for
 from rag_assets_tests.fakes import FakeEmbeddingModels
 
 PARQUET_ASSETS = ["corpus_snapshot", "extracted_text", "eval_set", "chunks", "chunk_quality", "embeddings",
@@ -69,13 +68,13 @@ def test_every_output_carries_standard_metadata_and_previews_and_a_logic_change_
     assert graph.get(AssetKey("embedding_model")).description.startswith("The installed weights")
 
     # a change of chunking logic (a new code version) shows the chunks partition unsynced, as a model change does
-    resolver = get_stale_status_resolver(instance, ASSETS)
+    resolver = resolver_for(instance)
     assert resolver.get_status(AssetKey("chunks"), "boundaries_header") == StaleStatus.FRESH
     changed = [a.map_asset_specs(lambda s: s.replace_attributes(code_version="changed"))
                if getattr(a, "key", None) == AssetKey("chunks") else a for a in ASSETS]
-    causes = get_stale_status_resolver(instance, changed).get_stale_root_causes(AssetKey("chunks"), "boundaries_header")
-    assert get_stale_status_resolver(instance, changed).get_status(AssetKey("chunks"), "boundaries_header") \
-        == StaleStatus.STALE
+    unsynced = resolver_for(instance, changed)
+    causes = unsynced.get_stale_root_causes(AssetKey("chunks"), "boundaries_header")
+    assert unsynced.get_status(AssetKey("chunks"), "boundaries_header") == StaleStatus.STALE
     assert any("code version" in cause.reason for cause in causes)
 
 
