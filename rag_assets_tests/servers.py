@@ -87,7 +87,9 @@ class DagsterDev:
             time.sleep(0.5)
         if group_alive(pgid):
             os.killpg(pgid, signal.SIGKILL)
-            time.sleep(1)
         self.process.wait(timeout=30)
+        deadline = time.monotonic() + 15  # killed children are reaped by init, not at once
+        while group_alive(pgid) and time.monotonic() < deadline:
+            time.sleep(0.2)
         self.log.close()
         assert not group_alive(pgid), "dagster dev left processes running"

@@ -133,6 +133,8 @@ def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(
                              ["wordllama-copy|boundaries"] == "STALE" and s, 240, "the observation to land")
             assert stale == {"wordllama|boundaries": "FRESH", "wordllama-copy|boundaries": "STALE"}
             assert stale_by_partition(server.url, "embeddings", partitions)["wordllama-copy|boundaries"] == "STALE"
+            events = open_page(page, server.url + "/assets/embedding_model?view=events", "revision")
+            assert "weights_mb" in events and "package" in events, "the observation does not describe the weights"
             open_page(page, server.url + "/assets/embeddings?view=partitions", "partitions")
             for text in ("wordllama-copy", "boundaries"):  # the changed model's partition
                 page.get_by_text(text, exact=True).first.click()

@@ -7,6 +7,7 @@ from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
     AssetExecutionContext,
+    AssetObservation,
     BetaWarning,
     DataVersionsByPartition,
     Output,
@@ -14,10 +15,11 @@ from dagster import (
     asset_check,
     observable_source_asset,
 )
+from dagster._core.definitions.data_version import DATA_VERSION_TAG  # the tag an observation's version is read from
 
 from rag_assets.asset_support import as_metadata, partition_tables
 from rag_assets.automation import REBUILD_EMBEDDINGS
-from rag_assets.lib.embedding import MODELS, ModelUnavailableError, current_revision
+from rag_assets.lib.embedding import MODELS, ModelUnavailableError, current_revision, weights_description
 from rag_assets.lib.embedding_rows import embed_chunks, vectors_of
 from rag_assets.lib.stamps import PIPELINE_VERSION
 from rag_assets.lib.vector_checks import distance_identity_gap, norm_deviation
@@ -38,20 +40,29 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
         """The weights of each registered model, as Dagster sees them: the version is the revision.
 
         When a model's weight or tokenizer files change, the next observation gives its partition a
-        new version and that model's embeddings partitions show as stale.
+        new version and that model's embeddings partitions show as stale. Each partition's
+        observation carries what the weights are (package, folder, dimension, runtime), so the asset
+        page shows them. A partition that names no registry entry has no weights to observe: it is
+        removed, with one warning that says how to bring it back.
         """
-        versions = {}
         for key in context.instance.get_dynamic_partitions(model_partitions.name):
             if key not in MODELS:
-                context.log.warning(f"model partition {key} is no longer in the registry")
+                context.instance.delete_dynamic_partition(model_partitions.name, key)
+                context.log.warning(f"model partition {key} names no entry of the model registry: removed. What was "
+                                    f"built for it is kept; register the model (RAG_ASSETS_MODELS_FILE) and the "
+                                    f"model_registry sensor, or `rag-assets evaluate`, adds the partition again.")
                 continue
             try:
-                versions[key] = current_revision(MODELS[key])
+                revision = current_revision(MODELS[key])
             except ModelUnavailableError as error:
                 context.log.error(str(error))
+                continue
+            context.log_event(AssetObservation(
+                asset_key=context.asset_key, partition=key, tags={DATA_VERSION_TAG: revision},
+                metadata=as_metadata(weights_description(MODELS[key], revision))))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BetaWarning)
-            return DataVersionsByPartition(versions)
+            return DataVersionsByPartition({})  # each partition's version was logged with its description above
 
 
 @asset(group_name="embeddings", partitions_def=model_strategy_partitions, deps=[embedding_model],

@@ -167,6 +167,16 @@ def current_revision(spec: ModelSpec) -> str:
     return _loader(spec).installed_revision(spec)
 
 
+def weights_description(spec: ModelSpec, revision: str) -> dict:
+    """What a registry entry's installed weights are, for a person: package, files, size, shape."""
+    files = weight_files(spec)
+    return {"revision": revision, "package": spec.package, "loader": spec.loader,
+            "folder": str(Path(os.path.commonpath([str(f.parent) for f in files]))) if files else None,
+            "weight_files": len(files), "weights_mb": round(sum(f.stat().st_size for f in files) / 2**20, 1),
+            "dimension": spec.dimension, "window": spec.window if spec.window is not None else "none",
+            "normalized": spec.normalized}
+
+
 EMBED_BLOCK = 256  # texts per forward pass of a long embed() call
 
 

@@ -2,17 +2,24 @@
 change requests exactly that model's partitions down to the metrics; a new registry entry requests
 its partitions; unchanged inputs request nothing. And the nightly schedule's run request."""
 
+import logging
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 import wordllama
-from dagster import AssetKey, DagsterInstance, build_schedule_context, evaluate_automation_conditions
+from dagster import (
+    AssetKey,
+    AssetRecordsFilter,
+    DagsterInstance,
+    build_schedule_context,
+    evaluate_automation_conditions,
+)
 
 from rag_assets.definitions import TRIGGER_TAG, build_definitions
-from rag_assets.lib.embedding import MODELS, WORDLLAMA, ModelSpec
-from rag_assets.partitions import add_model_partitions, model_strategy_key
+from rag_assets.lib.embedding import MODELS, WORDLLAMA, ModelSpec, current_revision
+from rag_assets.partitions import add_model_partitions, model_partitions, model_strategy_key
 from rag_assets.resources import RagSettings
 from rag_assets.runner import Runner, materialize_all
 
@@ -147,3 +154,31 @@ def test_a_corpus_change_rebuilds_extraction_then_everything_after_it(tmp_path, 
     runner.model_partitions("wordllama", STRATEGIES)
     result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
     assert _requested(result) == {"retrieval_metrics": {"None"}}
+
+
+def test_an_observation_describes_each_models_weights_and_removes_a_partition_no_registry_entry_names(
+        tmp_path, tiny_corpus, tiny_needles):
+    instance = DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(model_partitions.name, ["added-by-hand"])
+    runner = Runner(_settings(tmp_path, tiny_corpus, tiny_needles), instance, progress=lambda _: None)
+
+    def warnings_about_it() -> list[str]:
+        return [entry.user_message for run in instance.get_runs() for entry in instance.all_logs(run.run_id)
+                if entry.level == logging.WARNING and "added-by-hand" in entry.user_message]
+
+    runner.observe_inputs(["wordllama"])
+    assert instance.get_dynamic_partitions(model_partitions.name) == ["wordllama"]
+    [warning] = warnings_about_it()
+    assert "names no entry of the model registry: removed" in warning and "RAG_ASSETS_MODELS_FILE" in warning
+    runner.observe_inputs(["wordllama"])
+    assert len(warnings_about_it()) == 1  # reported once, not at every observation
+
+    # the page of the weights shows what they are, and the version is the revision
+    [record] = instance.fetch_observations(AssetRecordsFilter(
+        asset_key=AssetKey("embedding_model"), asset_partitions=["wordllama"]), limit=1).records
+    observation = record.asset_observation
+    revision = current_revision(MODELS["wordllama"])
+    assert observation.tags["dagster/data_version"] == revision
+    assert observation.metadata["revision"].value == revision
+    assert observation.metadata["package"].value == "wordllama" and observation.metadata["dimension"].value == 256
+    assert observation.metadata["weights_mb"].value > 1
