@@ -6,7 +6,6 @@ import warnings
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from dagster import BetaWarning, DataVersion, MetadataValue, Output, TableColumn, TableRecord, TableSchema
 
 from rag_assets.lib import paths
@@ -48,10 +47,11 @@ def partition_tables(context, home: str, asset: str) -> list[tuple[str, pa.Table
     op = context.op_execution_context
     if op.has_partition_key:
         key = op.partition_key
-        path = paths.partition_path(Path(home), asset, dimensions_of(model_strategy_partitions, key))
-        return [(str(key), pq.read_table(path))]
+        dimensions = dimensions_of(model_strategy_partitions, key)
+        return [(str(key), paths.read_stored(paths.partition_path(Path(home), asset, dimensions), asset, dimensions))]
     root = paths.parquet_root(Path(home)) / asset
-    return [(str(path.parent.relative_to(root)), pq.read_table(path)) for path in paths.partition_files(Path(home), asset)]
+    return [(str(path.parent.relative_to(root)), paths.read_stored(path, asset, paths.dimensions_of_path(
+        Path(home), asset, path))) for path in paths.partition_files(Path(home), asset)]
 
 
 def as_metadata(figures: dict) -> dict:

@@ -5,11 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
 from rag_assets import __version__
 from rag_assets.lib import paths
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # a run, a check or a command failed
+EXIT_USAGE = 2  # bad usage: nothing ran
+EXIT_REFUSED = 3  # `ask --strict`: the index said NO ANSWER
+EXIT_NO_RESULTS = 4  # nothing to report yet: no evaluation has written results to this storage folder
+EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM
 
 
 def _results(home: Path) -> Path | None:
@@ -29,7 +37,7 @@ def _report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
 
     database = _results(home)
     if database is None:
-        return 1
+        return EXIT_NO_RESULTS
     with duckdb.connect(str(database), read_only=True) as connection:
         table = comparison(connection, by)
         tests = connection.sql("SELECT * FROM comparisons").to_arrow_table() if paired else None
@@ -59,7 +67,7 @@ def _history(home: Path, model: str | None, strategy: str | None, retriever: str
 
     database = _results(home)
     if database is None:
-        return 1
+        return EXIT_NO_RESULTS
     model, strategy, retriever = model or DEFAULT_MODEL, strategy or REPORT_STRATEGY, retriever or STRATEGY_RETRIEVER
     with duckdb.connect(str(database), read_only=True) as connection:
         table = history(connection, model, strategy, retriever)
@@ -71,7 +79,6 @@ def _history(home: Path, model: str | None, strategy: str | None, retriever: str
     return 0
 
 
-EXIT_REFUSED = 3  # `ask --strict`: the index said NO ANSWER
 
 
 def _ask(args: argparse.Namespace, home: Path) -> int:
@@ -115,7 +122,7 @@ def _export(args: argparse.Namespace, home: Path) -> int:
 
     database = _results(home)
     if database is None:
-        return 1
+        return EXIT_NO_RESULTS
     with duckdb.connect(str(database), read_only=True) as connection:
         configurations = [c for c in connection.sql(
             "SELECT DISTINCT model, strategy, retriever FROM latest_results ORDER BY ALL").fetchall()
@@ -208,6 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
         f"Outputs go to ${paths.HOME_ENV_VAR} (now {paths.storage_home()}).",
     )
     parser.add_argument("--version", action="version", version=f"rag-assets {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="on failure, Dagster's log and the Python traceback (also RAG_ASSETS_DEBUG=1)")
     commands = parser.add_subparsers(dest="command")
 
     evaluate = commands.add_parser("evaluate", help="materialise the whole graph and print the comparison")
@@ -275,20 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    from rag_assets.runner import UsageError
-
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    home = paths.storage_home()
-    try:
-        if args.command == "evaluate":
-            return _evaluate(args, home)
-        if args.command == "backfill":
-            return _backfill(args, home)
-    except UsageError as error:  # nothing ran: one line and the usage exit status, as argparse does
-        print(f"rag-assets {args.command}: error: {error}", file=sys.stderr)
-        return 2
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, home: Path) -> int:
+    if args.command == "evaluate":
+        return _evaluate(args, home)
+    if args.command == "backfill":
+        return _backfill(args, home)
     if args.command == "report":
         return _report(home, [c.strip() for c in args.by.split(",") if c.strip()], args.format, args.paired)
     if args.command == "export":
@@ -300,7 +300,53 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "ui":
         return _ui(args, home)
     parser.print_help()
-    return 0
+    return EXIT_OK
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM stops a command as Ctrl-C does: the run in progress ends failed, its slot is released."""
+    def interrupt(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Every expected failure is one paragraph on stderr and an exit status (README: exit statuses);
+    ``--debug`` (or RAG_ASSETS_DEBUG=1) shows Dagster's log and the traceback instead."""
+    from rag_assets.run_failures import DEBUG_ENV_VAR, RunFailed, RunInterrupted, debugging, error_sentence
+    from rag_assets.runner import UsageError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.debug:
+        os.environ[DEBUG_ENV_VAR] = "1"
+    _stop_on_sigterm()
+    command = f"rag-assets {args.command or ''}".rstrip()
+    try:
+        return _dispatch(parser, args, paths.storage_home())
+    except UsageError as error:  # nothing ran: one line and the usage exit status, as argparse does
+        print(f"{command}: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except (KeyboardInterrupt, RunInterrupted):
+        if debugging():
+            raise
+        print(f"{command}: interrupted. The run in progress was recorded as failed and released what it held; "
+              "nothing it had not finished became the current result. Run the command again to go on.",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except RunFailed as error:
+        if debugging():
+            raise
+        print(f"{command}: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except Exception as error:  # noqa: BLE001 - every other failure is told in one paragraph too
+        if debugging():
+            raise
+        print(f"{command}: {error_sentence(type(error).__name__, str(error))}. Run with --debug (or "
+              f"{DEBUG_ENV_VAR}=1) for the traceback.", file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

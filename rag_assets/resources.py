@@ -20,6 +20,7 @@ from pydantic import Field
 
 from rag_assets.lib import paths
 from rag_assets.lib.embedding import MODELS, Embedder, current_revision, load_model
+from rag_assets.lib.paths import full_disk_named, read_stored
 from rag_assets.lib.retrievers.bm25 import BM25Config
 from rag_assets.lib.schemas import check_table
 from rag_assets.partitions import dimensions_of
@@ -125,22 +126,26 @@ class ParquetIOManager(ConfigurableIOManager):
         check_table(context.asset_key.path[-1], obj)
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        pq.write_table(obj, temporary)
-        os.replace(temporary, path)
+        try:
+            with full_disk_named(path):
+                pq.write_table(obj, temporary)
+                os.replace(temporary, path)
+        except BaseException:  # a full disk, or stopped: the last good file stays, no half file is left
+            temporary.unlink(missing_ok=True)
+            raise
         context.add_output_metadata(standard_metadata(obj, path))
 
     def load_input(self, context: InputContext) -> pa.Table:
+        asset = context.asset_key.to_user_string()
         if not context.has_asset_partitions:
-            return pq.read_table(self._path(context, None))
+            return read_stored(self._path(context, None), asset)
         keys = sorted(context.asset_partition_keys)
         tables = []
         for key in keys:
             path = self._path(context, key)
             if not path.exists():
-                raise FileNotFoundError(
-                    f"{context.asset_key.to_user_string()} partition {key} has not been materialised ({path})"
-                )
-            tables.append(pq.read_table(path))
+                raise FileNotFoundError(f"{asset} partition {key} has not been materialised ({path})")
+            tables.append(read_stored(path, asset, dimensions_of(context.asset_partitions_def, key)))
         return pa.concat_tables(tables)
 
 

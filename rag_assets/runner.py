@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import socket
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -30,6 +31,14 @@ from rag_assets.lib.chunking import STRATEGIES
 from rag_assets.lib.embedding import MODELS
 from rag_assets.partitions import MODEL, STRATEGY, add_model_partitions, model_strategy_key
 from rag_assets.resources import EmbeddingModels, RagSettings
+from rag_assets.run_failures import (
+    RunFailed,
+    RunInterrupted,
+    debugging,
+    failure_paragraph,
+    interrupted,
+    warnings_of,
+)
 
 DAGSTER_YAML = """\
 # Written by rag_assets. DuckDB allows one writer per file: the pool of the asset that writes it
@@ -40,8 +49,12 @@ concurrency:
 telemetry:
   enabled: false
 """
-QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# Dagster's console log stays quiet: a failure is told in one paragraph (run_failures), warnings one line each
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+DEBUG_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 SETTINGS_TAG = "rag_assets/settings"  # fingerprint of the settings and model registry a run was built with
+POOL = "duckdb_write"  # the pool of the asset that writes metrics.duckdb: one slot
+SLOT_WAIT_ENV_VAR, DEFAULT_SLOT_WAIT = "RAG_ASSETS_SLOT_WAIT", 900  # seconds a run waits for a live writer's slot
 PID_TAG, HOST_TAG = "rag_assets/pid", "rag_assets/host"  # the process that runs a `rag-assets` run, to tell a dead one
 
 
@@ -111,12 +124,46 @@ class Runner:
         for message in release_slots_of_dead_runs(instance):
             progress(message)
 
+    def wait_for_writers_slot(self, job: str) -> None:
+        """Before a job that writes DuckDB: wait while a live run holds the writers' slot, at most
+        ``RAG_ASSETS_SLOT_WAIT`` seconds (default 900), saying which run holds it; then SlotBusy."""
+        if POOL not in {pool for node in self.definitions.resolve_job_def(job).graph.node_defs
+                        for pool in [getattr(node, "pool", None)] if pool}:
+            return
+        limit = float(os.environ.get(SLOT_WAIT_ENV_VAR, DEFAULT_SLOT_WAIT))
+        deadline, told = time.monotonic() + limit, False
+        while (holder := slot_holder(self.instance, POOL)) is not None:
+            if not told:
+                self.progress(f"waiting (at most {limit:.0f} s, {SLOT_WAIT_ENV_VAR}) for {holder}, which holds the "
+                              "DuckDB writers' slot")
+                told = True
+            if time.monotonic() >= deadline:
+                raise SlotBusy(f"the DuckDB writers' slot is still held after {limit:.0f} s by {holder}. Wait for it "
+                               f"to finish, or stop that process (kill its pid); the next rag-assets run releases the "
+                               f"slot of a run whose process is gone")
+            time.sleep(1.0)
+            for message in release_slots_of_dead_runs(self.instance):
+                self.progress(message)
+
     def run(self, job: str, partition_key=None, label: str = "", raise_on_error: bool = True):
-        self.progress(f"running {job}{' ' + label if label else ''}")
-        return self.definitions.resolve_job_def(job).execute_in_process(
-            instance=self.instance, partition_key=partition_key, run_config=QUIET_RUN_CONFIG, tags=self.tags,
-            raise_on_error=raise_on_error,
+        """Run a job for one partition key. A failure raises RunFailed, whose message is one paragraph
+        (the step, the cause, what a failed blocking check found); the assets' own warnings are passed
+        to ``progress``. With RAG_ASSETS_DEBUG set, Dagster's log and the original exception instead."""
+        what = f"{job}{' ' + label if label else ''}"
+        self.wait_for_writers_slot(job)
+        self.progress(f"running {what}")
+        debug = debugging()
+        result = self.definitions.resolve_job_def(job).execute_in_process(
+            instance=self.instance, partition_key=partition_key, tags=self.tags,
+            run_config=DEBUG_RUN_CONFIG if debug else QUIET_RUN_CONFIG, raise_on_error=raise_on_error and debug,
         )
+        if not debug:
+            for message in warnings_of(self.instance, result.run_id):
+                self.progress(f"warning: {message}")
+        if raise_on_error and not result.success:
+            failure = RunInterrupted if interrupted(result) else RunFailed
+            raise failure(failure_paragraph(result, what), result.run_id)
+        return result
 
     def checks_unless_current(self, job: str, partition_key=None, label: str = "") -> list[CheckOutcome]:
         """The checks of the job's run for this partition: of a new run, or, when the partition is up
@@ -193,6 +240,28 @@ def release_slots_of_dead_runs(instance: DagsterInstance) -> list[str]:
             what = "the DuckDB writers' slot" if pool == "duckdb_write" else f"the {pool} slot"
             released.append(f"released {what} held by run {run_id}, whose process is gone")
     return released
+
+
+class SlotBusy(RuntimeError):
+    """A live run has held the DuckDB writers' slot longer than this run would wait."""
+
+
+def slot_holder(instance: DagsterInstance, pool: str) -> str | None:
+    """Who holds a slot of ``pool`` now (run id, process, host, command, since when), or None."""
+    storage = instance.event_log_storage
+    if pool not in storage.get_concurrency_keys():
+        return None
+    info = storage.get_concurrency_info(pool)
+    claimed = info.claimed_slots
+    if not claimed or len(claimed) < max(1, info.limit or info.slot_count or 1):
+        return None
+    run = instance.get_run_by_id(claimed[0].run_id)
+    if run is None:
+        return f"run {claimed[0].run_id}"
+    tags = run.tags
+    process = f"process {tags[PID_TAG]} on {tags.get(HOST_TAG, '?')}" if PID_TAG in tags else "the Dagster daemon or UI"
+    command = tags.get(COMMAND_TAG, tags.get(TRIGGER_TAG, "a run"))
+    return f"run {run.run_id} ({run.job_name}, {command}, {process})"
 
 
 def _process_alive(tags: dict) -> bool:

@@ -21,10 +21,11 @@ def test_help_lists_commands():
         assert command in result.stdout
 
 
-def test_report_without_results_says_what_to_run():
-    result = _cli("report")
-    assert result.returncode == 1
-    assert "rag-assets evaluate" in result.stderr
+def test_report_without_results_says_what_to_run_with_its_own_exit_status():
+    for command in ("report", "history"):
+        result = _cli(command)
+        assert result.returncode == 4, command  # "nothing to report yet" (README: exit statuses)
+        assert "rag-assets evaluate" in result.stderr
 
 
 def test_a_model_or_strategy_named_twice_is_bad_usage_before_anything_runs(tmp_path, monkeypatch, capsys):

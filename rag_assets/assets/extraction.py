@@ -1,11 +1,11 @@
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, Output, asset, asset_check
+from dagster import AssetCheckResult, AssetCheckSeverity, Failure, MetadataValue, Output, asset, asset_check
 
 from rag_assets.asset_support import table_version, versioned_output
 from rag_assets.automation import REBUILD_CORPUS
-from rag_assets.lib.documents import extract_entry, extraction_summary
+from rag_assets.lib.documents import extract_entry, extraction_summary, nothing_extracted
 from rag_assets.lib.extraction import EXTRACTOR_VERSION
 from rag_assets.lib.schemas import EXTRACTED_TEXT, table_from_rows
 from rag_assets.resources import RagSettings
@@ -22,6 +22,9 @@ def extracted_text(settings: RagSettings, corpus_snapshot: pa.Table) -> Output[p
                                  settings.max_document_bytes)
     ]
     summary = extraction_summary(rows)
+    problem = nothing_extracted(summary, settings.corpus_dir)
+    if problem:
+        raise Failure(description=problem)
     table = table_from_rows(EXTRACTED_TEXT, rows, "extracted_text")
     return versioned_output(
         table, table_version(table),

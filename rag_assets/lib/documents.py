@@ -115,3 +115,12 @@ def extraction_summary(rows: list[dict], largest: int = 5) -> dict:
         "formats": formats,
         "largest_table": "\n".join(table),
     }
+
+
+def nothing_extracted(summary: dict, corpus_dir: str) -> str | None:
+    """Why there is nothing to evaluate when every document of the corpus failed, naming each; else None."""
+    if summary["ok"] or not summary["documents"]:
+        return None
+    reasons = "; ".join(f"{doc_id}: {error}" for doc_id, error in sorted(summary["failures"].items()))
+    return (f"every one of the {summary['documents']} documents of {corpus_dir} failed extraction, so there is "
+            f"nothing to evaluate: {reasons}")

@@ -10,6 +10,7 @@ kept the same way (``TokenVectorCache``), in float16.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import uuid
 from pathlib import Path
@@ -20,7 +21,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from rag_assets.lib.paths import full_disk_named
+
 COMPACT_AFTER = 16
+log = logging.getLogger(__name__)
 
 
 def text_hash(text: str) -> str:
@@ -45,6 +49,9 @@ class ShardFolder:
                 table = pq.read_table(shard)
             except FileNotFoundError:  # compacted away by a concurrent writer; its rows live on
                 continue
+            except (pa.ArrowInvalid, OSError) as error:  # truncated or overwritten: its rows are computed again
+                self.discard(shard, error)
+                continue
             mask = pc.is_in(table.column("text_sha256"), value_set=pa.array(sorted(keys), pa.string()))
             yield table.filter(mask)
 
@@ -52,13 +59,23 @@ class ShardFolder:
         self._write(table)
         shards = self.shards()
         if len(shards) > COMPACT_AFTER:
-            try:
-                merged = pa.concat_tables([pq.read_table(shard) for shard in shards])
-            except FileNotFoundError:  # a concurrent writer is compacting
-                return
+            readable = []
+            for shard in shards:
+                try:
+                    readable.append(pq.read_table(shard))
+                except FileNotFoundError:  # a concurrent writer is compacting
+                    return
+                except (pa.ArrowInvalid, OSError) as error:
+                    self.discard(shard, error)
+            merged = pa.concat_tables(readable)
             self._write(merged)
             for shard in shards:
                 shard.unlink(missing_ok=True)
+
+    def discard(self, shard: Path, error: Exception) -> None:
+        """Remove a shard that cannot be read, with a warning; what it held is recomputed when needed."""
+        log.warning(f"discarded a damaged cache shard {shard} ({error}); its entries are computed again")
+        shard.unlink(missing_ok=True)
 
     def size_bytes(self) -> int:
         return sum(shard.stat().st_size for shard in self.shards())
@@ -67,8 +84,13 @@ class ShardFolder:
         self.folder.mkdir(parents=True, exist_ok=True)
         name = uuid.uuid4().hex
         temporary = self.folder / f".{name}.tmp"
-        pq.write_table(table, temporary)
-        os.replace(temporary, self.folder / f"{name}.parquet")
+        try:
+            with full_disk_named(self.folder):
+                pq.write_table(table, temporary)
+                os.replace(temporary, self.folder / f"{name}.parquet")
+        except BaseException:  # a full disk, or stopped: no half shard is left behind
+            temporary.unlink(missing_ok=True)
+            raise
 
 
 class _KeyedCache:
@@ -78,6 +100,11 @@ class _KeyedCache:
         self.folder = Path(folder)
         self.dimension = dimension
         self._shards = ShardFolder(self.folder)
+
+    def discard(self, shard: Path, error: Exception) -> None:
+        """Remove a shard that cannot be read, with a warning; what it held is recomputed when needed."""
+        log.warning(f"discarded a damaged cache shard {shard} ({error}); its entries are computed again")
+        shard.unlink(missing_ok=True)
 
     def size_bytes(self) -> int:
         return self._shards.size_bytes()

@@ -15,6 +15,7 @@ from rag_assets.lib.evalset import (
     NEEDLE,
     NEEDLE_SET,
     OUT_OF_DOMAIN,
+    EvalSetError,
     Needle,
     OutOfDomainQuery,
     content_hash,
@@ -65,6 +66,13 @@ def load_eval_set(source: Path, out_of_domain_file: Path | None = None, beir_spl
         queries = load_judgements(source, beir_split) + expand_queries([], out_of_domain)
         origin = BEIR
     else:
+        if source.is_dir():
+            raise EvalSetError(f"evaluation set {source} is a folder but not a BEIR folder: it has no corpus.jsonl "
+                               f"(a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv); give a "
+                               f"BEIR folder or a needle file (JSON lines)")
+        if beir_split != "test":
+            raise EvalSetError(f"--beir-split {beir_split} was given, but the evaluation set {source} is a needle "
+                               f"file, which has no splits; leave --beir-split out or give a BEIR folder")
         files = [source]
         needles = load_needles(source)
         queries = expand_queries(needles, out_of_domain)

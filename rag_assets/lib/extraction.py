@@ -7,6 +7,7 @@ canonical text rules of ``rag_assets.lib.canonical``.
 from __future__ import annotations
 
 import io
+import logging
 import re
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -222,6 +223,7 @@ def extract_pdf(data: bytes, fallback_title: str) -> Extracted:
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # its repair notes are not failures; a failure is recorded
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted:

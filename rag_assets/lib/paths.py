@@ -6,8 +6,11 @@ All outputs live under one storage folder: ``$RAG_ASSETS_HOME``, or ``storage/``
 
 from __future__ import annotations
 
+import errno
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CORPUS_DIR = PROJECT_ROOT / "data" / "corpus" / "python-3.11-docs" / "html"
@@ -67,3 +70,60 @@ def partition_path(home: Path, asset: str, dimensions: list[tuple[str, str]] | N
 def partition_files(home: Path, asset: str) -> list[Path]:
     """Every materialised partition file of an asset, in path order (Hive layout, see resources)."""
     return sorted((parquet_root(home) / asset).rglob("data.parquet"))
+
+
+class DamagedOutput(RuntimeError):
+    """A stored Parquet file that cannot be read (truncated, overwritten): names it and its rebuild."""
+
+
+def rebuild_command(asset: str, dimensions: list[tuple[str, str]] | None) -> str:
+    """The command that writes this asset's partition again."""
+    keys = dict(dimensions or [])
+    if "model" in keys:
+        return f"rag-assets backfill --model {keys['model']}" + (
+            f" --strategies {keys['strategy']}" if "strategy" in keys else "")
+    return "rag-assets evaluate --rebuild" + (f" --strategies {keys['strategy']}" if "strategy" in keys else "")
+
+
+def dimensions_of_path(home: Path, asset: str, path: Path) -> list[tuple[str, str]]:
+    """The (dimension, key) pairs of a partition file, from its Hive folders."""
+    folders = path.parent.relative_to(parquet_root(home) / asset).parts
+    return [tuple(folder.split("=", 1)) for folder in folders if "=" in folder]
+
+
+def check_readable(path: Path, asset: str, dimensions: list[tuple[str, str]] | None = None) -> None:
+    """Raise DamagedOutput when a stored Parquet file's footer cannot be read."""
+    read_stored(path, asset, dimensions, metadata_only=True)
+
+
+def read_stored(path: Path, asset: str, dimensions: list[tuple[str, str]] | None = None,
+                metadata_only: bool = False):
+    """A stored output (a pyarrow Table), or DamagedOutput naming the file and the command that
+    rebuilds it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_metadata(path) if metadata_only else pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as error:
+        if isinstance(error, FileNotFoundError):
+            raise
+        where = ", ".join(f"{d}={k}" for d, k in dimensions or []) or "unpartitioned"
+        raise DamagedOutput(f"the stored {asset} ({where}) at {path} cannot be read ({error}); it is damaged "
+                            f"(truncated or overwritten). Rebuild it: {rebuild_command(asset, dimensions)}") from error
+
+
+@contextmanager
+def full_disk_named(path: Path) -> Iterator[None]:
+    """Re-raise a full disk met while writing ``path`` as ENOSPC naming that path (pyarrow and DuckDB
+    often say only "No space left on device")."""
+    try:
+        yield
+    except OSError as error:
+        if error.errno == errno.ENOSPC or "No space left on device" in str(error):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from error
+        raise
+    except Exception as error:  # DuckDB's IOException is not an OSError
+        if "No space left on device" in str(error):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from error
+        raise

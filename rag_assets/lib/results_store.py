@@ -6,16 +6,20 @@ Parquet is the source of truth; DuckDB holds what is computed from it (see ``met
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import duckdb
 import pyarrow as pa
 
 from rag_assets.lib.comparisons import write_comparisons
 from rag_assets.lib.metrics import comparison, write_chunk_stats, write_results, write_threshold_sweep
-from rag_assets.lib.paths import partition_files
+from rag_assets.lib.paths import check_readable, dimensions_of_path, full_disk_named, partition_files
 from rag_assets.lib.schemas import RESULT_COLUMNS, STAMP_FIELDS, TOKEN_COLUMNS
 
 
@@ -34,6 +38,8 @@ def read_partitions(connection: duckdb.DuckDBPyConnection, home: Path, asset: st
     files = partition_files(home, asset)
     if not files:
         raise FileNotFoundError(f"no partition of {asset} has been materialised yet")
+    for file in files:  # a damaged file is named, with the command that rebuilds it, before DuckDB reads any
+        check_readable(file, asset, dimensions_of_path(home, asset, file))
     return connection.read_parquet([str(f) for f in files], union_by_name=True).select(*columns).to_arrow_table()
 
 
@@ -57,8 +63,7 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
     if problems:
         raise RejectedEvaluation("nothing was recorded: the materialised retrieval partitions do not come from one "
                                  "consistent build:\n" + "\n".join(problems))
-    database.parent.mkdir(parents=True, exist_ok=True)
-    with duckdb.connect(str(database)) as connection:
+    with replaced_atomically(database) as working, duckdb.connect(str(working)) as connection:
         first = runs.slice(0, 1).to_pylist()[0] if len(runs) else {}
         run_id = write_results(connection, runs, {"dagster_run_id": dagster_run_id,
                                                   "eval_version": first.get("eval_version"),
@@ -74,3 +79,49 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
             configurations=connection.sql("SELECT DISTINCT model, strategy FROM latest_results ORDER BY ALL").fetchall(),
             cuts=connection.sql("SELECT * FROM suggested_cuts").to_arrow_table() if calibrated else None,
         )
+
+
+@contextmanager
+def replaced_atomically(database: Path) -> Iterator[Path]:
+    """A working copy of ``database`` beside it, written by the caller, then renamed over it.
+
+    Readers (read-only connections, ``rag-assets report``, the UI) keep reading the file they opened
+    and never make the writer fail; a writer that fails (a full disk, a crash, Ctrl-C) leaves the
+    database as it was, with nothing of its run recorded. One writer at a time is the caller's
+    business (the ``duckdb_write`` pool).
+    """
+    database.parent.mkdir(parents=True, exist_ok=True)
+    for stale in database.parent.glob(f".{database.name}.*.tmp*"):  # left by a writer that was killed
+        writer = re.search(r"\.(\d+)\.tmp(\.wal)?$", stale.name)
+        if writer and not _pid_alive(int(writer.group(1))):
+            stale.unlink(missing_ok=True)
+    working = database.with_name(f".{database.name}.{os.getpid()}.tmp")
+    written = False
+    try:
+        with full_disk_named(working):
+            for source, target in ((database, working), (_wal(database), _wal(working))):
+                if source.exists():
+                    shutil.copyfile(source, target)
+            yield working
+            written = True
+    finally:
+        if written:
+            os.replace(working, database)
+            _wal(database).unlink(missing_ok=True)  # the working copy was checkpointed when it closed
+        else:
+            working.unlink(missing_ok=True)
+        _wal(working).unlink(missing_ok=True)
+
+
+def _wal(database: Path) -> Path:
+    return database.with_name(database.name + ".wal")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
