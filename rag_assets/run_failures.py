@@ -15,6 +15,7 @@ DEBUG_ENV_VAR = "RAG_ASSETS_DEBUG"
 _CLASS_PREFIX = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Failure|Interrupt|Warning):\s*")
 _ENGINE_NOTICES = ("Dependencies for step",)  # Dagster's own warnings: the failure paragraph says it better
 _DAGSTER_WRAPPERS = ("DagsterExecutionStepExecutionError", "DagsterUserCodeExecutionError",
+                     "DagsterExecutionHandleOutputError", "DagsterExecutionLoadInputError",
                      "DagsterExecutionInterruptedError")
 
 

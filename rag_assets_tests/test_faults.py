@@ -117,3 +117,199 @@ def test_a_rejected_evaluation_set_does_not_replace_the_good_one(tmp_path, tiny_
                                              out_of_domain=settings.out_of_domain), **run)
     assert stored.read_bytes() == good  # the good set is still the one stored
     assert needle["id"] in str(refused.value) and "not written" in str(refused.value)
+
+
+def _fake_home(tmp_path, tiny_corpus, tiny_needles, strategies=("boundaries", "blind")):
+    """An evaluated home built with the fake embedder: (settings, the keyword arguments of another run)."""
+    from rag_assets.resources import RagSettings
+    from rag_assets.runner import materialize_all
+    from rag_assets_tests.fakes import FakeEmbeddingModels
+
+    settings = RagSettings(home=str(tmp_path / "home"), corpus_dir=str(tiny_corpus), eval_set=str(tiny_needles),
+                           out_of_domain=str(tiny_needles.parent / "tiny_out_of_domain.jsonl"))
+    run = dict(settings=settings, instance=DagsterInstance.ephemeral(), models=FakeEmbeddingModels(),
+               model_keys=["all-MiniLM-L6-v2"], progress=lambda _: None)
+    materialize_all(strategies=list(strategies), **run)
+    return settings, run
+
+
+def _recorded_runs(home: Path) -> int:
+    import duckdb
+
+    with duckdb.connect(str(home / "metrics.duckdb"), read_only=True) as connection:
+        return connection.sql("SELECT count(*) FROM evaluation_runs").fetchall()[0][0]
+
+
+def test_a_damaged_partition_of_another_strategy_is_named_with_the_command_that_rebuilds_it(
+        tmp_path, tiny_corpus, tiny_needles):
+    import pytest
+
+    from rag_assets.lib import paths
+    from rag_assets.runner import RunFailed, backfill_model, materialize_all
+
+    settings, run = _fake_home(tmp_path, tiny_corpus, tiny_needles)
+    home = Path(settings.home)
+    damaged = paths.partition_path(home, "retrieval_runs", [("model", "all-MiniLM-L6-v2"), ("strategy", "blind")])
+    damaged.write_bytes(damaged.read_bytes()[:100])  # truncated
+    with pytest.raises(RunFailed) as failed:  # the metrics read every materialised partition
+        materialize_all(strategies=["boundaries"], rebuild=True, **run)
+    message = str(failed.value)
+    assert str(damaged) in message and "damaged" in message
+    assert "rag-assets backfill --model all-MiniLM-L6-v2 --strategies blind" in message
+    assert _recorded_runs(home) == 1  # nothing of the failed run was recorded
+    # the named command repairs it
+    backfill_model(settings, run["instance"], "all-MiniLM-L6-v2", models=run["models"], strategies=["blind"],
+                   progress=lambda _: None)
+    assert _recorded_runs(home) == 2
+
+
+def test_a_full_disk_names_the_path_leaves_no_half_file_and_records_nothing(
+        tmp_path, tiny_corpus, tiny_needles, monkeypatch):
+    """ENOSPC injected at the writers (a tmpfs cannot be mounted here): the Parquet writer after it wrote
+    part of a file, and DuckDB in the middle of recording a run."""
+    import errno
+
+    import pyarrow.parquet as pq
+    import pytest
+
+    from rag_assets.lib import paths, results_store
+    from rag_assets.runner import RunFailed, materialize_all
+
+    settings, run = _fake_home(tmp_path, tiny_corpus, tiny_needles, strategies=["boundaries"])
+    home = Path(settings.home)
+    stored = paths.partition_path(home, "retrieval_runs", [("model", "all-MiniLM-L6-v2"), ("strategy", "boundaries")])
+    good, database = stored.read_bytes(), (home / "metrics.duckdb").read_bytes()
+    write_table = pq.write_table
+
+    def full_disk(table, where, *args, **kwargs):
+        if "retrieval_runs" in str(where):
+            Path(where).write_bytes(b"PAR1 half a file")
+            raise OSError(errno.ENOSPC, "Error writing bytes to file. Detail: [errno 28] No space left on device")
+        return write_table(table, where, *args, **kwargs)
+
+    monkeypatch.setattr(pq, "write_table", full_disk)
+    with pytest.raises(RunFailed, match="no space left on device writing") as failed:
+        materialize_all(strategies=["boundaries"], rebuild=True, **run)
+    assert str(stored) in str(failed.value) and "Traceback" not in str(failed.value)
+    assert stored.read_bytes() == good  # the last good file stays
+    assert not [p for p in home.rglob("*.tmp")]  # no half file is left behind
+    monkeypatch.setattr(pq, "write_table", write_table)
+
+    write_results = results_store.write_results
+
+    def full_disk_in_duckdb(connection, *args, **kwargs):
+        write_results(connection, *args, **kwargs)  # the run's rows are in, then the disk fills
+        raise __import__("duckdb").IOException("Could not write file: No space left on device")
+
+    monkeypatch.setattr(results_store, "write_results", full_disk_in_duckdb)
+    with pytest.raises(RunFailed, match="no space left on device writing") as failed:
+        materialize_all(strategies=["boundaries"], rebuild=True, **run)
+    assert "metrics.duckdb" in str(failed.value)
+    assert (home / "metrics.duckdb").read_bytes() == database and _recorded_runs(home) == 1  # nothing recorded
+    assert not [p for p in home.iterdir() if p.name.startswith(".metrics.duckdb")]
+
+
+def test_a_reader_holding_the_database_open_never_makes_the_writer_fail(tmp_path, tiny_corpus, tiny_needles):
+    from rag_assets.runner import Runner
+
+    settings, run = _fake_home(tmp_path, tiny_corpus, tiny_needles, strategies=["boundaries"])
+    home = Path(settings.home)
+    reader = subprocess.Popen(  # another process reads, as `rag-assets report` or the UI would, and keeps it open
+        [sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=True); "
+         "print(c.sql('SELECT count(*) FROM evaluation_runs').fetchall()[0][0], flush=True); sys.stdin.read(); "
+         "print(c.sql('SELECT count(*) FROM evaluation_runs').fetchall()[0][0], flush=True)",
+         str(home / "metrics.duckdb")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout.readline().strip() == "1"
+        runner = Runner(settings, run["instance"], run["models"], progress=lambda _: None)
+        runner.run("evaluation_metrics")  # it failed on DuckDB's lock before
+        assert _recorded_runs(home) == 2
+        output, _ = reader.communicate("", timeout=60)
+        assert output.strip() == "1"  # the reader kept a consistent view of the file it opened
+    finally:
+        reader.kill()
+
+
+def test_a_live_writer_is_waited_for_a_bounded_time_naming_the_run_that_holds_the_slot(
+        tmp_path, tiny_corpus, tiny_needles, monkeypatch):
+    import pytest
+
+    from rag_assets.runner import HOST_TAG, PID_TAG, Runner, SlotBusy
+
+    settings, run = _fake_home(tmp_path, tiny_corpus, tiny_needles, strategies=["boundaries"])
+    instance = run["instance"]
+    import socket
+
+    from dagster._core.storage.dagster_run import DagsterRun
+
+    holder = instance.add_run(DagsterRun(job_name="evaluation_metrics", run_id="a" * 36, tags={
+        PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}))  # a live process of this machine
+    instance.event_log_storage.set_concurrency_slots(POOL, 1)
+    assert instance.event_log_storage.claim_concurrency_slot(POOL, holder.run_id, "retrieval_metrics").is_claimed
+    monkeypatch.setenv("RAG_ASSETS_SLOT_WAIT", "2")
+    said = []
+    runner = Runner(settings, instance, run["models"], progress=said.append)
+    with pytest.raises(SlotBusy) as busy:
+        runner.run("evaluation_metrics")
+    assert holder.run_id in str(busy.value) and f"process {os.getpid()}" in str(busy.value)
+    assert "kill" in str(busy.value)
+    assert any(line.startswith("waiting (at most 2 s") and holder.run_id in line for line in said)
+    instance.event_log_storage.free_concurrency_slots_for_run(holder.run_id)
+    runner.run("evaluation_metrics")  # once it is free, the writer goes on
+    assert _recorded_runs(Path(settings.home)) == 2
+
+
+def _cli(env: dict, *args: str, cwd: Path = PROJECT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rag_assets.cli", *args], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_every_refused_input_is_one_paragraph_that_says_what_is_wrong_and_debug_shows_the_traceback(tmp_path):
+    env = tiny_home_env(tmp_path / "home")
+    run = ["evaluate", "--models", "wordllama", "--strategies", "boundaries"]
+    not_beir = tmp_path / "not-beir"
+    not_beir.mkdir()
+    (not_beir / "notes.txt").write_text("not a BEIR folder\n")
+    broken = tmp_path / "broken-corpus"
+    broken.mkdir()
+    (broken / "a.pdf").write_bytes(b"\x00\x01\x02 not a pdf")
+    (broken / "b.html").write_bytes(b"\xff\xfe\x00\x00binary")
+    cases = {
+        "missing corpus": (run + ["--corpus", str(tmp_path / "nowhere")], [f"corpus folder {tmp_path / 'nowhere'} "
+                                                                           "does not exist"]),
+        "not a BEIR folder": (run + ["--eval-set", str(not_beir)], [f"{not_beir} is a folder but not a BEIR folder",
+                                                                     "corpus.jsonl"]),
+        "--beir-split with needles": (run + ["--beir-split", "dev"], ["--beir-split dev was given", "needle file"]),
+        "every document failed": (run + ["--corpus", str(broken)], ["every one of the 2 documents", "a.pdf: corrupt PDF",
+                                                                    "b.html: binary content"]),
+    }
+    for case, (args, expected) in cases.items():
+        result = _cli(env, *args)
+        assert result.returncode == 1, (case, result.stderr[-2000:])
+        assert "Traceback" not in result.stdout + result.stderr, case
+        [paragraph] = result.stderr.strip().splitlines()  # one paragraph, on one line
+        assert paragraph.startswith("rag-assets evaluate: ") and "--debug" in paragraph, case
+        for text in expected:
+            assert text in paragraph, (case, paragraph)
+    debug = _cli(env, "--debug", *cases["missing corpus"][0])
+    assert debug.returncode == 1 and "Traceback" in debug.stderr and "CorpusError" in debug.stderr
+
+
+def test_sigterm_stops_a_run_cleanly_and_the_next_one_goes_on(tmp_path):
+    home = tmp_path / "home"
+    env = tiny_home_env(home)
+    first = evaluate(env)
+    for line in first.stdout:
+        if "running model_partition" in line:
+            break
+    time.sleep(1.0)
+    first.terminate()  # SIGTERM, as a service manager or `kill` sends
+    output, _ = first.communicate(timeout=300)  # a guard against a hang, not a speed limit
+    assert first.returncode == 130, output[-3000:]
+    assert "interrupted" in output and "Traceback" not in output
+    assert held_slots(home) == []
+    with DagsterInstance.from_config(str(home / "dagster")) as instance:
+        assert not [run for run in instance.get_runs() if not run.is_finished]  # no run is left "started"
+    second = evaluate(env)
+    output, _ = second.communicate(timeout=900)
+    assert second.returncode == 0, output[-3000:]

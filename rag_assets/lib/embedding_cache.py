@@ -101,11 +101,6 @@ class _KeyedCache:
         self.dimension = dimension
         self._shards = ShardFolder(self.folder)
 
-    def discard(self, shard: Path, error: Exception) -> None:
-        """Remove a shard that cannot be read, with a warning; what it held is recomputed when needed."""
-        log.warning(f"discarded a damaged cache shard {shard} ({error}); its entries are computed again")
-        shard.unlink(missing_ok=True)
-
     def size_bytes(self) -> int:
         return self._shards.size_bytes()
 

@@ -41,3 +41,17 @@ def test_shards_are_compacted_and_keep_every_vector(tmp_path, monkeypatch):
     found = cache.lookup([text_hash(str(i)) for i in range(5)])
     assert sorted(float(v[0]) for v in found.values()) == [0, 1, 2, 3, 4]
     assert not list((tmp_path / "c").glob(".*.tmp"))
+
+
+def test_a_damaged_shard_is_discarded_with_a_warning_and_its_texts_embedded_again(tmp_path, caplog):
+    cache = EmbeddingCache(tmp_path / "rev1", dimension=2)
+    embed = CountingEmbedder()
+    embed_with_cache(["alpha"], embed, cache)
+    embed_with_cache(["beta"], embed, cache)
+    damaged = sorted((tmp_path / "rev1").glob("*.parquet"), key=lambda p: p.stat().st_mtime)[-1]
+    damaged.write_bytes(damaged.read_bytes()[:40])  # truncated, as a full disk or a kill leaves a file
+    vectors, embedded, reused = embed_with_cache(["alpha", "beta"], embed, cache)
+    assert (embedded, reused) == (1, 1) and embed.seen[-1] == "beta"  # recomputed, not a failed run
+    np.testing.assert_array_equal(vectors[:, 0], [5, 4])
+    assert not damaged.exists()
+    assert any("discarded a damaged cache shard" in r.message and str(damaged) in r.message for r in caplog.records)
