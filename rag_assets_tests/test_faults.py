@@ -313,3 +313,68 @@ def test_sigterm_stops_a_run_cleanly_and_the_next_one_goes_on(tmp_path):
     second = evaluate(env)
     output, _ = second.communicate(timeout=900)
     assert second.returncode == 0, output[-3000:]
+
+
+def _hostile_corpus(folder: Path, tiny_corpus: Path) -> None:
+    """The tiny corpus plus what breaks walkers and parsers: 100,000 nested elements, a name that is not
+    UTF-8, a folder 2,000 levels deep (with a document at the bottom), symbolic link loops, a broken link."""
+    import shutil
+
+    shutil.copytree(tiny_corpus, folder)
+    (folder / "deep.html").write_text("<html><body>" + "<div>" * 100_000 + "<p>Deep.</p>" + "</div>" * 100_000
+                                      + "</body></html>")
+    with open(os.path.join(os.fsencode(folder), b"caf\xe9.md"), "wb") as handle:
+        handle.write(b"# A Latin-1 name\n\nA document whose file name is not UTF-8.\n")
+    (folder / "loop").mkdir()
+    os.symlink("..", folder / "loop" / "up")
+    os.symlink("self", folder / "self")
+    os.symlink("missing.md", folder / "broken.md")
+    descriptor = os.open(folder, os.O_RDONLY)
+    for _ in range(2000):  # by descriptor: the path grows close to PATH_MAX
+        os.mkdir("d", dir_fd=descriptor)
+        inner = os.open("d", os.O_RDONLY, dir_fd=descriptor)
+        os.close(descriptor)
+        descriptor = inner
+    with open(os.open("bottom.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=descriptor), "w") as handle:
+        handle.write("# Bottom\n\nThe document at the bottom of a very deep folder.\n")
+    os.close(descriptor)
+
+
+def test_documents_that_break_walkers_and_parsers_fail_alone_with_their_reason(tiny_corpus, tiny_needles):
+    import tempfile
+
+    from dagster import AssetKey, AssetRecordsFilter
+
+    from rag_assets.lib import paths
+    from rag_assets.resources import RagSettings
+    from rag_assets.runner import materialize_all
+    from rag_assets_tests.fakes import FakeEmbeddingModels
+
+    root = Path(tempfile.mkdtemp(prefix="c", dir="/tmp"))  # a short prefix: 2,000 folders deep nears PATH_MAX
+    try:
+        corpus = root / "c"
+        _hostile_corpus(corpus, tiny_corpus)
+        settings = RagSettings(home=str(root / "home"), corpus_dir=str(corpus), eval_set=str(tiny_needles),
+                               out_of_domain=str(tiny_needles.parent / "tiny_out_of_domain.jsonl"))
+        instance = DagsterInstance.ephemeral()
+        outcome = materialize_all(settings, instance, models=FakeEmbeddingModels(), model_keys=["all-MiniLM-L6-v2"],
+                                  strategies=["boundaries"], progress=lambda _: None)
+        [record] = instance.fetch_materializations(AssetRecordsFilter(asset_key=AssetKey("corpus_snapshot")),
+                                                   limit=1).records
+        skipped = record.asset_materialization.metadata["skipped"].value
+        assert skipped == {
+            "broken.md": "broken symbolic link (missing.md)",
+            "caf\\xe9.md": "the file name is not valid UTF-8: rename it to include it",
+            "loop/up": "symbolic link loop: leads back to a folder it is in (..)",
+            "self": "symbolic link loop (self)",
+        }
+        assert "nests elements more than 5,000 deep" in outcome.extraction["failed"]["deep.html"]
+        import pyarrow.parquet as pq
+
+        texts = {row["doc_id"]: row for row in pq.read_table(paths.partition_path(Path(settings.home),
+                                                                                  "extracted_text")).to_pylist()}
+        bottom = "/".join(["d"] * 2000) + "/bottom.md"
+        assert texts[bottom]["status"] == "ok" and "bottom of a very deep folder" in texts[bottom]["text"]
+        assert outcome.extraction["documents_ok"] == 4 and outcome.extraction["documents_failed"] == 1
+    finally:
+        subprocess.run(["rm", "-rf", str(root)], check=True)  # shutil.rmtree recurses, 2,000 levels are too many

@@ -26,21 +26,26 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
         gives a new version, and corpus_snapshot shows as stale.
         """
         folder = Path(settings.corpus_dir).resolve()
-        entries = scan_corpus(folder)
+        skipped: dict[str, str] = {}
+        entries = scan_corpus(folder, skipped)
         return ObserveResult(
             data_version=DataVersion(snapshot_id(entries)),
-            metadata={"corpus_dir": MetadataValue.path(str(folder)), "files": len(entries)},
+            metadata={"corpus_dir": MetadataValue.path(str(folder)), "files": len(entries),
+                      "skipped": MetadataValue.json(skipped)},
         )
 
 
 @asset(group_name="corpus", deps=[corpus_folder], automation_condition=REBUILD_CORPUS, kinds={"python", "parquet"})
-def corpus_snapshot(settings: RagSettings) -> Output[pa.Table]:
+def corpus_snapshot(context, settings: RagSettings) -> Output[pa.Table]:
     """Manifest of the corpus folder: one row per file with size, sha256 and format.
 
     Its data version is the snapshot id, so an unchanged folder leaves everything downstream fresh.
     """
     folder = Path(settings.corpus_dir).resolve()
-    entries = scan_corpus(folder)
+    skipped: dict[str, str] = {}
+    entries = scan_corpus(folder, skipped)
+    for path, reason in sorted(skipped.items()):
+        context.log.warning(f"corpus: skipped {path}: {reason}")
     snapshot = snapshot_id(entries)
     rows = [asdict(entry) | {"corpus_dir": str(folder), "snapshot_id": snapshot} for entry in entries]
     formats: dict[str, int] = {}
@@ -54,6 +59,7 @@ def corpus_snapshot(settings: RagSettings) -> Output[pa.Table]:
             "corpus_dir": MetadataValue.path(str(folder)),
             "files": len(entries),
             "unsupported_files": formats.get(UNSUPPORTED, 0),
+            "skipped": MetadataValue.json(skipped),
             "bytes": sum(entry.size for entry in entries),
             "formats": MetadataValue.json(formats),
         },

@@ -6,8 +6,11 @@ order), so an unchanged folder yields the same id and any changed, added or remo
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
+import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -53,12 +56,14 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def scan_corpus(folder: Path) -> list[ManifestEntry]:
+def scan_corpus(folder: Path, skipped: dict[str, str] | None = None) -> list[ManifestEntry]:
     """Every non-hidden file under ``folder``, sorted by relative path.
 
     A BEIR folder (one holding ``corpus.jsonl`` or ``corpus.jsonl.gz``) has one document file, the
     corpus; its other files are evaluation data. Raises CorpusError naming the folder when it does
-    not exist, is not a folder, or holds no file of a supported format.
+    not exist, is not a folder, or holds no file of a supported format. What cannot be a document
+    (a name that is not UTF-8, a broken or looping symbolic link, an unreadable folder) is left out
+    and put in ``skipped`` as {relative path: reason}, never dropped silently.
     """
     folder = Path(folder)
     if not folder.exists():
@@ -66,11 +71,12 @@ def scan_corpus(folder: Path) -> list[ManifestEntry]:
     if not folder.is_dir():
         raise CorpusError(f"corpus folder {folder} is not a folder")
     beir = any((folder / name).is_file() for name in BEIR_CORPUS_FILES)
+    files, left_out = walk_files(folder)
+    if skipped is not None:
+        skipped.update(left_out)
     entries = []
-    for path in sorted(folder.rglob("*")):
+    for path in files:
         relative = path.relative_to(folder)
-        if not path.is_file() or any(part.startswith(".") for part in relative.parts):
-            continue
         if beir:
             fmt = BEIR_CORPUS if relative.as_posix() in BEIR_CORPUS_FILES else BEIR_EVAL
         else:
@@ -83,6 +89,65 @@ def scan_corpus(folder: Path) -> list[ManifestEntry]:
             f"({len(entries)} files, none with a supported suffix: {supported})"
         )
     return entries
+
+
+def walk_files(folder: Path) -> tuple[list[Path], dict[str, str]]:
+    """(every non-hidden file under ``folder`` in path order, {relative path: why left out}).
+
+    An explicit stack, not recursion, so any depth of folders is walked. Symbolic links are followed
+    (to files and folders), except one that leads back to a folder it is inside (a loop), which is
+    left out with that reason, as is a broken link, an unreadable folder and a name that is not UTF-8
+    (shown with its bytes escaped).
+    """
+    files, skipped = [], {}
+    top = folder.stat()
+    stack = [(folder, frozenset({(top.st_dev, top.st_ino)}))]
+    while stack:
+        directory, ancestors = stack.pop()
+        try:
+            with os.scandir(directory) as scanned:
+                children = sorted(scanned, key=lambda entry: entry.name)
+        except OSError as error:
+            skipped[_shown(directory, folder)] = f"folder cannot be read: {error.strerror}"
+            continue
+        for entry in children:
+            if entry.name.startswith("."):
+                continue
+            path = Path(entry.path)
+            shown = _shown(path, folder)
+            if not _is_utf8(path.relative_to(folder)):
+                skipped[shown] = "the file name is not valid UTF-8: rename it to include it"
+                continue
+            try:
+                status = os.stat(path)  # follows a symbolic link
+            except OSError as error:
+                reason = "symbolic link loop" if error.errno == errno.ELOOP else "broken symbolic link" \
+                    if entry.is_symlink() else f"cannot be read: {error.strerror}"
+                skipped[shown] = f"{reason} ({os.readlink(path) if entry.is_symlink() else error.strerror})"
+                continue
+            if stat.S_ISDIR(status.st_mode):
+                key = (status.st_dev, status.st_ino)
+                if key in ancestors:
+                    skipped[shown] = f"symbolic link loop: leads back to a folder it is in ({os.readlink(path)})"
+                    continue
+                stack.append((path, ancestors | {key}))
+            elif stat.S_ISREG(status.st_mode):
+                files.append(path)
+    return sorted(files), skipped
+
+
+def _is_utf8(relative: Path) -> bool:
+    try:
+        relative.as_posix().encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(path: Path, folder: Path) -> str:
+    """A relative path as text that can always be printed and stored (undecodable bytes escaped)."""
+    relative = path.relative_to(folder).as_posix() if path != folder else "."
+    return os.fsencode(relative).decode("utf-8", "backslashreplace")
 
 
 def snapshot_id(entries: list[ManifestEntry]) -> str:
