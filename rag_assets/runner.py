@@ -14,6 +14,7 @@ their data versions. ``rebuild=True`` runs everything.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -69,8 +70,17 @@ def ensure_dagster_home(home: Path) -> Path:
 
 
 def default_instance(home: Path) -> DagsterInstance:
-    os.environ["DAGSTER_HOME"] = str(ensure_dagster_home(home))
-    return DagsterInstance.get()
+    """The instance under the storage folder. Opening it creates (or migrates) its SQLite storage,
+    which two processes must not do at once (alembic fails), so that is done under a file lock."""
+    folder = ensure_dagster_home(home)
+    os.environ["DAGSTER_HOME"] = str(folder)
+    with open(folder / ".instance.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        instance = DagsterInstance.get()
+        instance.get_runs(limit=1)  # the run, event log and schedule storages are created now, not later
+        instance.event_log_storage.get_concurrency_keys()
+        instance.schedule_storage.all_instigator_state() if instance.schedule_storage else None
+    return instance
 
 
 @dataclass

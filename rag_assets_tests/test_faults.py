@@ -291,6 +291,11 @@ def test_every_refused_input_is_one_paragraph_that_says_what_is_wrong_and_debug_
         assert paragraph.startswith("rag-assets evaluate: ") and "--debug" in paragraph, case
         for text in expected:
             assert text in paragraph, (case, paragraph)
+    # a storage folder that cannot be written (/sys refuses new folders, even to root)
+    read_only = _cli({**env, "RAG_ASSETS_HOME": "/sys/rag-assets-home"}, *run)
+    assert read_only.returncode == 1 and "Traceback" not in read_only.stderr
+    [paragraph] = read_only.stderr.strip().splitlines()
+    assert "cannot write '/sys/rag-assets-home'" in paragraph and "must be writable" in paragraph
     debug = _cli(env, "--debug", *cases["missing corpus"][0])
     assert debug.returncode == 1 and "Traceback" in debug.stderr and "CorpusError" in debug.stderr
 
@@ -378,3 +383,14 @@ def test_documents_that_break_walkers_and_parsers_fail_alone_with_their_reason(t
         assert outcome.extraction["documents_ok"] == 4 and outcome.extraction["documents_failed"] == 1
     finally:
         subprocess.run(["rm", "-rf", str(root)], check=True)  # shutil.rmtree recurses, 2,000 levels are too many
+
+
+def test_two_evaluations_of_one_home_at_once_both_complete_and_both_are_recorded(tmp_path):
+    home = tmp_path / "home"
+    env = tiny_home_env(home)
+    runs = [evaluate(env), evaluate(env)]  # two processes, one instance, one DuckDB file
+    outputs = [run.communicate(timeout=900)[0] for run in runs]  # a guard against a hang, not a speed limit
+    for run, output in zip(runs, outputs):
+        assert run.returncode == 0, output[-3000:]
+        assert "Traceback" not in output
+    assert _recorded_runs(home) == 2 and held_slots(home) == []

@@ -137,6 +137,9 @@ def _decode(data: bytes, declared: str | None = None) -> str:
 MAX_NESTING = 5_000  # elements open at once; an HTML tree builder's time grows with depth squared
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)[^>]*?(/?)>")
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
+# elements whose end tag may be left out: the parser closes them by itself, so they never stack up
+_IMPLIED_END = frozenset("html head body p li dt dd option optgroup tr td th thead tbody tfoot colgroup caption "
+                         "rb rt rtc rp".split())
 
 
 def nesting_depth(markup: str, limit: int = MAX_NESTING) -> int:
@@ -145,8 +148,9 @@ def nesting_depth(markup: str, limit: int = MAX_NESTING) -> int:
     depth = deepest = 0
     for closing, name, self_closing in _TAG.findall(markup):
         if closing:
-            depth = max(0, depth - 1)
-        elif not self_closing and name.lower() not in _VOID:
+            if name.lower() not in _IMPLIED_END:
+                depth = max(0, depth - 1)
+        elif not self_closing and name.lower() not in _VOID and name.lower() not in _IMPLIED_END:
             depth += 1
             if depth > deepest:
                 deepest = depth
