@@ -33,12 +33,25 @@ def _report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
     import duckdb
 
     from rag_assets.lib.comparisons import comparisons_heading, format_comparisons
-    from rag_assets.lib.metrics import comparison, format_suggested_cuts, format_table, table_exists
+    from rag_assets.lib.metrics import (
+        comparison,
+        format_suggested_cuts,
+        format_table,
+        mixed_latest_stamps,
+        table_exists,
+    )
 
     database = _results(home)
     if database is None:
         return EXIT_NO_RESULTS
     with duckdb.connect(str(database), read_only=True) as connection:
+        mixed = mixed_latest_stamps(connection)
+        if mixed:
+            print(f"rag-assets report: refused: the latest evaluation run in {database} mixes builds ("
+                  f"{'; '.join(mixed)}), so its figures are not comparable. It was recorded before stamps were "
+                  "checked before writing; run `rag-assets evaluate --rebuild` to record a consistent one.",
+                  file=sys.stderr)
+            return EXIT_FAILED
         table = comparison(connection, by)
         tests = connection.sql("SELECT * FROM comparisons").to_arrow_table() if paired else None
         cuts = connection.sql("SELECT * FROM suggested_cuts").to_arrow_table() \

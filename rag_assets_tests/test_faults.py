@@ -394,3 +394,20 @@ def test_two_evaluations_of_one_home_at_once_both_complete_and_both_are_recorded
         assert run.returncode == 0, output[-3000:]
         assert "Traceback" not in output
     assert _recorded_runs(home) == 2 and held_slots(home) == []
+
+
+def test_report_refuses_a_latest_run_that_mixes_builds_recorded_by_an_older_version(
+        tmp_path, tiny_corpus, tiny_needles):
+    import duckdb
+
+    settings, _ = _fake_home(tmp_path, tiny_corpus, tiny_needles)
+    home = Path(settings.home)
+    env = {**os.environ, "RAG_ASSETS_HOME": str(home)}
+    good = _cli(env, "report")
+    assert good.returncode == 0, good.stderr
+    with duckdb.connect(str(home / "metrics.duckdb")) as connection:  # as a version without the stamp check wrote it
+        connection.execute("UPDATE retrieval_results SET snapshot_id = 'older-snapshot' WHERE strategy = 'blind'")
+    refused = _cli(env, "report")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "mixes builds (snapshot_id " in refused.stderr and "older-snapshot" in refused.stderr
+    assert "rag-assets evaluate --rebuild" in refused.stderr

@@ -309,3 +309,20 @@ def format_suggested_cuts(table) -> str:
             f"{row['answered_high']:.2f}] | {row['in_domain_refused']} | {row['bluffs']} of {row['out_of_domain']} "
             f"[{row['bluff_low']:.2f}, {row['bluff_high']:.2f}] ({row['bluffs_near']}, {row['bluffs_off_topic']}) |")
     return "\n".join(lines)
+
+
+def mixed_latest_stamps(connection: duckdb.DuckDBPyConnection) -> list[str]:
+    """What makes the latest evaluation run a mix of builds (several corpus snapshots, pipeline or
+    extractor versions, or weights revisions of one model), one line each; [] when it is one build.
+    Runs recorded since stamps are checked before writing are never mixed; an older file may be."""
+    problems = []
+    for column, per in (("snapshot_id", None), ("pipeline_version", None), ("extractor_version", None),
+                        ("revision", "model")):
+        group = f"GROUP BY {per}" if per else ""
+        rows = connection.sql(f"SELECT {per + ', ' if per else ''}list(DISTINCT {column} ORDER BY {column}) AS v "
+                              f"FROM latest_results {group}").fetchall()
+        for row in rows:
+            values = row[-1]
+            if len(values) > 1:
+                problems.append(f"{column} {', '.join(map(str, values))}" + (f" for {per} {row[0]}" if per else ""))
+    return problems
