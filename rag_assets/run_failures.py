@@ -91,6 +91,8 @@ def failure_paragraph(result, what: str) -> str:
     for event in result.all_events:
         if event.event_type == DagsterEventType.STEP_FAILURE:
             error = _innermost(event.step_failure_data.error)
+            if error.cls_name == "DagsterAssetCheckFailedError":
+                continue  # the failed checks are told below, with what they found
             parts.append(f"{event.step_key} failed: {error_sentence(error.cls_name, error.message)}")
     parts += failed_check_lines(result)
     if not parts:
