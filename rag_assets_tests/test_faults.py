@@ -242,16 +242,21 @@ def test_a_live_writer_is_waited_for_a_bounded_time_naming_the_run_that_holds_th
 
     from dagster._core.storage.dagster_run import DagsterRun
 
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "rag-assets", "evaluate"])
     holder = instance.add_run(DagsterRun(job_name="evaluation_metrics", run_id="a" * 36, tags={
-        PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}))  # a live process of this machine
+        PID_TAG: str(live.pid), HOST_TAG: socket.gethostname()}))  # a live `rag-assets` process of this machine
     instance.event_log_storage.set_concurrency_slots(POOL, 1)
     assert instance.event_log_storage.claim_concurrency_slot(POOL, holder.run_id, "retrieval_metrics").is_claimed
     monkeypatch.setenv("RAG_ASSETS_SLOT_WAIT", "2")
     said = []
     runner = Runner(settings, instance, run["models"], progress=said.append)
-    with pytest.raises(SlotBusy) as busy:
-        runner.run("evaluation_metrics")
-    assert holder.run_id in str(busy.value) and f"process {os.getpid()}" in str(busy.value)
+    try:
+        with pytest.raises(SlotBusy) as busy:
+            runner.run("evaluation_metrics")
+    finally:
+        live.kill()
+        live.wait()
+    assert holder.run_id in str(busy.value) and f"process {live.pid}" in str(busy.value)
     assert "kill" in str(busy.value)
     assert any(line.startswith("waiting (at most 2 s") and holder.run_id in line for line in said)
     instance.event_log_storage.free_concurrency_slots_for_run(holder.run_id)
