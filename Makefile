@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test install install-test browser ui clean
+.PHONY: demo test install install-test browser postgres ui clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,13 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "the UI test needs Debian's chromium: sudo apt-get install chromium" >&2; exit 1; fi; }
 
-test: install-test browser
+# the production-instance test starts a real PostgreSQL server from Debian's postgresql (initdb, pg_ctl)
+postgres:
+	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; \
+	  else echo "the production-instance test needs Debian's postgresql: sudo apt-get install postgresql" >&2; exit 1; fi; }
+
+test: install-test browser postgres
 	$(BIN)/python -m pytest
 
 ui: install

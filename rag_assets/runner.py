@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 from dagster import AssetRecordsFilter, DagsterEventType, DagsterInstance
 
 from rag_assets.definitions import COMMAND_TAG, MODELS_TAG, STRATEGIES_TAG, TRIGGER_TAG, build_definitions
-from rag_assets.lib import paths
+from rag_assets.instance_config import ensure_dagster_home
 from rag_assets.lib.chunking import STRATEGIES
 from rag_assets.lib.embedding import MODELS
 from rag_assets.partitions import MODEL, STRATEGY, add_model_partitions, model_strategy_key
@@ -41,15 +41,6 @@ from rag_assets.run_failures import (
     warnings_of,
 )
 
-DAGSTER_YAML = """\
-# Written by rag_assets. DuckDB allows one writer per file: the pool of the asset that writes it
-# gets one slot.
-concurrency:
-  pools:
-    default_limit: 1
-telemetry:
-  enabled: false
-"""
 # Dagster's console log stays quiet: a failure is told in one paragraph (run_failures), warnings one line each
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 DEBUG_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -57,16 +48,6 @@ SETTINGS_TAG = "rag_assets/settings"  # fingerprint of the settings and model re
 POOL = "duckdb_write"  # the pool of the asset that writes metrics.duckdb: one slot
 SLOT_WAIT_ENV_VAR, DEFAULT_SLOT_WAIT = "RAG_ASSETS_SLOT_WAIT", 900  # seconds a run waits for a live writer's slot
 PID_TAG, HOST_TAG = "rag_assets/pid", "rag_assets/host"  # the process that runs a `rag-assets` run, to tell a dead one
-
-
-def ensure_dagster_home(home: Path) -> Path:
-    """The Dagster instance folder under the storage folder, with its dagster.yaml."""
-    folder = paths.dagster_home(home)
-    folder.mkdir(parents=True, exist_ok=True)
-    config = folder / "dagster.yaml"
-    if not config.exists():
-        config.write_text(DAGSTER_YAML)
-    return folder
 
 
 def default_instance(home: Path) -> DagsterInstance:

@@ -93,3 +93,61 @@ class DagsterDev:
             time.sleep(0.2)
         self.log.close()
         assert not group_alive(pgid), "dagster dev left processes running"
+
+
+def postgres_bin(program: str) -> Path:
+    """A PostgreSQL server program from Debian's `postgresql` package (make test installs it)."""
+    import glob
+    import shutil
+
+    found = shutil.which(program) or next(iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{program}"),
+                                                      reverse=True)), None)
+    if not found:
+        raise RuntimeError(f"PostgreSQL's {program} is not installed: `make test` installs Debian's postgresql "
+                           "(apt-get install postgresql)")
+    return Path(found)
+
+
+class PostgresServer:
+    """A real PostgreSQL server in ``folder`` (initdb, then pg_ctl) on 127.0.0.1:port, one database
+    ``rag_assets``; stopped by the postmaster's PID. Run as the ``postgres`` user when root, as
+    PostgreSQL refuses to run as root."""
+
+    def __init__(self, folder: Path, port: int | None = None) -> None:
+        self.folder, self.port = folder, port or free_port()
+        self.data, self.sockets = folder / "data", folder / "sockets"
+        self.sockets.mkdir(parents=True, exist_ok=True)
+        self.as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        if self.as_user:
+            subprocess.run(["chown", "-R", "postgres", str(folder)], check=True)
+            folder.chmod(0o755)
+            for parent in list(folder.parents)[:-1]:  # the postgres user must reach its folder
+                parent.chmod(parent.stat().st_mode | 0o011)
+        subprocess.run([*self.as_user, str(postgres_bin("initdb")), "-D", str(self.data), "-A", "trust", "-U",
+                        "rag", "-E", "UTF8", "--no-sync"], check=True, capture_output=True)
+        subprocess.run([*self.as_user, str(postgres_bin("pg_ctl")), "-D", str(self.data), "-l",
+                        str(folder / "server.log"), "-w", "-t", "120", "-o",
+                        f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1 -c fsync=off", "start"],
+                       check=True, capture_output=True)
+        self.pid = int((self.data / "postmaster.pid").read_text().split()[0])
+        subprocess.run([str(postgres_bin("createdb")), "-h", "127.0.0.1", "-p", str(self.port), "-U", "rag",
+                        "rag_assets"], check=True, capture_output=True)
+        self.url = f"postgresql://rag@127.0.0.1:{self.port}/rag_assets"
+
+    def stop(self, seconds: float = 60) -> None:
+        """SIGINT to the postmaster (PostgreSQL's fast shutdown), SIGKILL after ``seconds``."""
+        os.kill(self.pid, signal.SIGINT)
+        deadline = time.monotonic() + seconds
+        while _alive(self.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if _alive(self.pid):
+            os.kill(self.pid, signal.SIGKILL)
+        assert not _alive(self.pid), "the PostgreSQL server is still running"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
