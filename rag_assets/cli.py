@@ -56,6 +56,7 @@ def _report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
         tests = connection.sql("SELECT * FROM comparisons").to_arrow_table() if paired else None
         cuts = connection.sql("SELECT * FROM suggested_cuts").to_arrow_table() \
             if table_exists(connection, "suggested_cuts") else None
+        ann = connection.sql("SELECT * FROM ann_recall").fetchall() if table_exists(connection, "ann_recall") else []
     if fmt == "json":
         print(json.dumps({"metrics": table.to_pylist(), "comparisons": tests.to_pylist(),
                           "suggested_cuts": cuts.to_pylist() if cuts is not None else []} if paired
@@ -65,6 +66,14 @@ def _report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
         if paired:
             print(f"\n{comparisons_heading()}:\n")
             print(format_comparisons(tests))
+        if ann:
+            print("\nApproximate search (ann: an HNSW graph, faiss) against exact search (dense), the share of the "
+                  "exact top k it returns:\n")
+            print("| model | strategy | queries | k=1 | k=10 | k=25 | ann median ms | dense median ms |")
+            print("|---|---|---|---|---|---|---|---|")
+            for model, strategy, queries, at1, at10, at25, ann_ms, dense_ms in ann:
+                print(f"| {model} | {strategy} | {queries} | {at1:.3f} | {at10:.3f} | {at25:.3f} | {ann_ms:.2f} | "
+                      f"{dense_ms:.2f} |")
         if cuts is not None:
             print("\nWhen to refuse (suggested distance cuts; `rag-assets ask` uses them):\n")
             print(format_suggested_cuts(cuts))

@@ -21,6 +21,7 @@ from pydantic import Field
 from rag_assets.lib import paths
 from rag_assets.lib.embedding import MODELS, Embedder, current_revision, load_model
 from rag_assets.lib.paths import full_disk_named, read_stored
+from rag_assets.lib.retrievers.ann import HNSWConfig
 from rag_assets.lib.retrievers.bm25 import BM25Config
 from rag_assets.lib.schemas import check_table
 from rag_assets.partitions import dimensions_of
@@ -75,13 +76,16 @@ class RagSettings(ConfigurableResource):
                                      if "=" in pair),
         description="Tags shown on every asset in the UI ($RAG_ASSETS_TAGS, comma-separated key=value).")
     retrievers: list[str] = Field(
-        default=["dense", "bm25", "hybrid", "late_interaction", "cross_encoder"],
+        default=["dense", "ann", "bm25", "hybrid", "late_interaction", "cross_encoder"],
         description="Retrievers to run (see rag_assets/lib/retrievers); unavailable ones are skipped and reported.",
     )
     cross_encoder: str = Field(
         default="",
         description="Folder of a trained sentence-transformers CrossEncoder for the second stage; '' for none.",
     )
+    ann_m: int = Field(default=32, description="The ann retriever's HNSW graph: neighbours per node (faiss M).")
+    ann_ef_construction: int = Field(default=200, description="The ann retriever's HNSW candidate list while building.")
+    ann_ef_search: int = Field(default=128, description="The ann retriever's HNSW candidate list while searching.")
     bm25_k1: float = Field(default=1.2, description="BM25's term-frequency saturation k1.")
     bm25_b: float = Field(default=0.75, description="BM25's length normalisation b.")
     bm25_lowercase: bool = Field(default=True, description="BM25 lower-cases tokens.")
@@ -95,6 +99,10 @@ class RagSettings(ConfigurableResource):
         default_factory=lambda: os.environ.get("RAG_ASSETS_NIGHTLY_TIMEZONE", "UTC"),
         description="The timezone of nightly_cron ($RAG_ASSETS_NIGHTLY_TIMEZONE, default UTC).",
     )
+
+    @property
+    def ann(self) -> HNSWConfig:
+        return HNSWConfig(m=self.ann_m, ef_construction=self.ann_ef_construction, ef_search=self.ann_ef_search)
 
     @property
     def bm25(self) -> BM25Config:

@@ -38,7 +38,7 @@ def test_needle_runs_exported_to_trec_agree_with_our_metrics(tmp_path, tiny_corp
                            out_of_domain=str(tiny_needles.parent / "tiny_out_of_domain.jsonl"))
     materialize_all(settings, DagsterInstance.ephemeral(), models=EmbeddingModels(), model_keys=["wordllama"],
                     strategies=["blind", "boundaries_header"], progress=lambda _: None)
-    assert _check_export(tmp_path / "home", tmp_path / "trec", monkeypatch, capsys) == 2 * 4
+    assert _check_export(tmp_path / "home", tmp_path / "trec", monkeypatch, capsys) == 2 * 5
 
 
 def test_beir_runs_are_exported_by_document(tmp_path, tiny_corpus, monkeypatch, capsys):
@@ -49,7 +49,7 @@ def test_beir_runs_are_exported_by_document(tmp_path, tiny_corpus, monkeypatch, 
     # evidence queries are answered by any one of their sentences: for them recall@k is success@k, while a
     # TREC tool counts each holding chunk as an item; success, MRR and nDCG agree over all queries
     judged_alike = {c: m for c, m in MEASURES.items() if not c.startswith("recall")}
-    assert _check_export(tmp_path / "home", tmp_path / "trec", monkeypatch, capsys, judged_alike) == 4
+    assert _check_export(tmp_path / "home", tmp_path / "trec", monkeypatch, capsys, judged_alike) == 5
     run = (tmp_path / "trec" / "all-MiniLM-L6-v2__boundaries__dense.run").read_text().splitlines()
     document_lines = [line for line in run if line.split()[0] == "q3"]
     assert len({line.split()[2] for line in document_lines}) == len(document_lines)  # each document once

@@ -47,7 +47,8 @@ def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
             (2 * len(STRATEGIES) * len(MODELS), 0)]
         # every retriever but the unconfigured cross encoder answers every query
         assert connection.sql("SELECT retriever, count(*) FROM retrieval_results GROUP BY 1 ORDER BY 1").fetchall() == [
-            (name, 8 * len(STRATEGIES) * len(MODELS)) for name in ("bm25", "dense", "hybrid", "late_interaction")]
+            (name, 8 * len(STRATEGIES) * len(MODELS)) for name in ("ann", "bm25", "dense", "hybrid",
+                                                                    "late_interaction")]
         # the descaling question, in the documentation's words, finds its needle first
         rank = connection.sql(
             "SELECT hit_rank FROM retrieval_results WHERE query_id = 'k1:doc' AND strategy = 'boundaries_header' "
@@ -57,15 +58,18 @@ def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
         stamps = connection.sql("SELECT DISTINCT model, dimension FROM retrieval_results ORDER BY model").fetchall()
         assert stamps == [("all-MiniLM-L6-v2", 384), ("paraphrase-MiniLM-L3-v2", 384), ("wordllama", 256)]
         metrics = connection.sql("SELECT * FROM metrics ORDER BY strategy, phrasing").to_arrow_table().to_pylist()
-        assert len(metrics) == 2 * len(STRATEGIES) * len(MODELS) * 4 and all(m["queries"] == 3 for m in metrics)
+        assert len(metrics) == 2 * len(STRATEGIES) * len(MODELS) * 5 and all(m["queries"] == 3 for m in metrics)
         assert all(m["success_at_20"] == 1.0 for m in metrics if m["retriever"] != "bm25")
         # the refusal calibration of every configuration with a distance scale: 141 cuts each, one suggested
         calibrated = connection.sql("SELECT retriever, count(*), count_if(suggested) FROM threshold_sweep "
                                     "GROUP BY 1 ORDER BY 1").fetchall()
         assert calibrated == [(name, 141 * len(STRATEGIES) * len(MODELS), len(STRATEGIES) * len(MODELS))
-                              for name in ("dense", "late_interaction")]
+                              for name in ("ann", "dense", "late_interaction")]
         assert connection.sql("SELECT count(*) FROM suggested_cuts WHERE auroc BETWEEN 0 AND 1").fetchall() == [
-            (2 * len(STRATEGIES) * len(MODELS),)]
+            (3 * len(STRATEGIES) * len(MODELS),)]
+        # the graph index against exact search, per configuration: a tiny index is searched exactly
+        assert connection.sql("SELECT count(*), min(ann_recall_at_10) FROM ann_recall").fetchall() == [
+            (len(STRATEGIES) * len(MODELS), 1.0)]
         costs = {row["strategy"]: row for row in connection.sql(
             "SELECT * FROM chunk_stats WHERE model = 'all-MiniLM-L6-v2'").to_arrow_table().to_pylist()}
         assert set(costs) == set(STRATEGIES)
@@ -85,7 +89,7 @@ def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
             "relevant_total", "latency_ms", "stage_ms", "model", "revision", "dimension", "normalized",
             "pipeline_version", "extractor_version", "snapshot_id", "strategy"} <= set(runs.column_names)
     assert runs.schema.field("hit_rank").type == "int64" and runs.schema.field("distances").type.value_type == "double"
-    assert runs.num_rows == 8 * 4  # 6 needle + 2 out-of-domain queries x 4 retrievers
+    assert runs.num_rows == 8 * 5  # 6 needle + 2 out-of-domain queries x 5 retrievers
     extracted = pq.read_table(parquet / "extracted_text/data.parquet").to_pylist()
     assert sorted((row["doc_id"], row["status"]) for row in extracted) == [
         ("fridge-notes.txt", "ok"), ("guide/kettles.html", "ok"), ("toasters.html", "ok")]
@@ -139,4 +143,4 @@ def test_our_measures_agree_with_ir_measures_on_real_retrieval_rows(tmp_path, ti
         assert theirs[RR] == pytest.approx(expected["mrr"], abs=1e-9)
         assert theirs[nDCG @ 10] == pytest.approx(expected["ndcg_at_10"], abs=1e-9)
         checked += 1
-    assert checked == 2 * 4  # two strategies x dense, bm25, hybrid, late_interaction
+    assert checked == 2 * 5  # two strategies x dense, ann, bm25, hybrid, late_interaction

@@ -175,7 +175,24 @@ def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | No
         f"avg(coalesce(hit_rank <= 20, false)::INTEGER) AS success_at_20, avg({_found(20)}) AS recall_at_20, "
         f"avg(coalesce(1.0 / hit_rank, 0.0)) AS mrr, "
         f"count(*) AS queries\nFROM retrieval_results WHERE query_kind <> 'out_of_domain' GROUP BY run_id, {group}")
+    if {"chunk_ids", "stage_ms"} <= set(results.column_names):
+        connection.execute(ANN_RECALL_VIEW)
     return run_id
+
+
+# the share of the exact (dense) top k that the HNSW graph (ann) returned, per model and strategy, over
+# every query of the latest run (out-of-domain ones too: a vector index serves every query)
+ANN_RECALL_VIEW = """
+CREATE OR REPLACE VIEW ann_recall AS
+SELECT a.model, a.strategy, count(*) AS queries,
+    avg(len(list_intersect(a.chunk_ids[1:1], d.chunk_ids[1:1])) / least(1, len(d.chunk_ids))) AS ann_recall_at_1,
+    avg(len(list_intersect(a.chunk_ids[1:10], d.chunk_ids[1:10])) / least(10, len(d.chunk_ids))) AS ann_recall_at_10,
+    avg(len(list_intersect(a.chunk_ids[1:25], d.chunk_ids[1:25])) / least(25, len(d.chunk_ids))) AS ann_recall_at_25,
+    median(a.stage_ms) AS ann_median_ms, median(d.stage_ms) AS dense_median_ms
+FROM latest_results a JOIN latest_results d USING (model, strategy, query_id)
+WHERE a.retriever = 'ann' AND d.retriever = 'dense' AND len(d.chunk_ids) > 0
+GROUP BY ALL ORDER BY a.model, a.strategy
+"""
 
 
 def write_chunk_stats(connection: duckdb.DuckDBPyConnection, chunk_tokens, chunk_quality) -> None:

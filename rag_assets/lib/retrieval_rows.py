@@ -20,6 +20,8 @@ from rag_assets.lib.embedding_rows import token_cache, vectors_of
 from rag_assets.lib.evalset import NEEDLE, OUT_OF_DOMAIN, chunks_by_document, queries_from_rows, span_holders
 from rag_assets.lib.judging import judge
 from rag_assets.lib.retrievers import Index, available, cross_encoder, run_retrievers
+from rag_assets.lib.retrievers.ann import DEFAULT as ANN_DEFAULT
+from rag_assets.lib.retrievers.ann import HNSWConfig, recall_against_exact
 from rag_assets.lib.retrievers.bm25 import DEFAULT as BM25_DEFAULT
 from rag_assets.lib.retrievers.bm25 import BM25Config
 from rag_assets.lib.schemas import QUERY_COLUMNS, RETRIEVAL_RUNS, STAMP_FIELDS, table_from_rows
@@ -42,7 +44,7 @@ def check_index(embeddings: pa.Table, chunks: pa.Table, embedder: Embedder, part
 def retrieve_and_judge(
     eval_set: pa.Table, extracted_text: pa.Table, chunks: pa.Table, embeddings: pa.Table, embedder: Embedder,
     retrievers: Sequence[str], top_k: int, cross_encoder_folder: str = "", partition: str = "",
-    bm25_config: BM25Config = BM25_DEFAULT, home: Path | None = None,
+    bm25_config: BM25Config = BM25_DEFAULT, home: Path | None = None, ann_config: HNSWConfig = ANN_DEFAULT,
 ) -> tuple[pa.Table, dict]:
     """(one row per query and retriever, the partition's figures).
 
@@ -58,7 +60,7 @@ def retrieve_and_judge(
     index = Index(chunk_ids=embeddings.column("chunk_id").to_pylist(), texts=chunks.column("text").to_pylist(),
                   vectors=vectors_of(embeddings, embedder.dimension), embedder=embedder,
                   cross_encoder=cross_encoder.load(cross_encoder_folder) if cross_encoder_folder else None,
-                  bm25_config=bm25_config,
+                  bm25_config=bm25_config, ann_config=ann_config,
                   token_cache=token_cache(home, embedder) if home else None)
     ran = available(index, retrievers)
     runs = run_retrievers(queries, index, top_k, ran)
@@ -72,7 +74,21 @@ def retrieve_and_judge(
         for run in runs
     ]
     figures = _figures(rows, queries, ran, retrievers, top_k) | {"bm25": dataclasses.asdict(bm25_config)} | token_figures
+    if "ann" in ran and "dense" in ran:
+        figures |= {"ann": dataclasses.asdict(ann_config)} | ann_recall(rows)
     return table_from_rows(RETRIEVAL_RUNS, rows, "retrieval_runs"), figures
+
+
+ANN_RECALL_DEPTHS = (1, 10, 25)
+
+
+def ann_recall(rows: list[dict]) -> dict:
+    """The share of the exact (dense) top k that the HNSW graph returns, over every query, at each k."""
+    lists = {(row["query_id"], row["retriever"]): row["chunk_ids"] for row in rows}
+    queries = sorted({query for query, retriever in lists if retriever == "ann"})
+    approximate = [lists[(q, "ann")] for q in queries]
+    exact = [lists[(q, "dense")] for q in queries]
+    return {f"ann_recall_at_{k}": round(recall_against_exact(approximate, exact, k), 4) for k in ANN_RECALL_DEPTHS}
 
 
 def _figures(rows: list[dict], queries: list, ran: list[str], asked: Sequence[str], top_k: int) -> dict:

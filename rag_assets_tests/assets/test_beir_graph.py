@@ -22,7 +22,7 @@ def test_beir_folder_runs_end_to_end_with_document_and_evidence_queries(tmp_path
                                  "ORDER BY phrasing").fetchall()
         retrievers = connection.sql("SELECT DISTINCT retriever FROM retrieval_results ORDER BY 1").fetchall()
     # no cross encoder is configured: its rows are absent
-    assert retrievers == [("bm25",), ("dense",), ("hybrid",), ("late_interaction",)]
+    assert retrievers == [("ann",), ("bm25",), ("dense",), ("hybrid",), ("late_interaction",)]
     # four documents, so every relevant document or evidence chunk is somewhere in the top 25
     assert [(q, kind, phrasing, total) for q, kind, phrasing, _, total in rows] == [
         ("q1", "document", "query", 1), ("q1:evidence", "needle", "evidence", 1),

@@ -1,6 +1,8 @@
 """Retrievers, one small module each, run in registry order for every query.
 
 - ``dense``: exact cosine over the chunk vectors (``dense.py``).
+- ``ann``: the same cosine through an HNSW graph (faiss), as a production vector index answers
+  (``ann.py``); its recall against ``dense`` is reported per configuration.
 - ``bm25``: Okapi BM25 over the chunks' embedded text (``bm25.py``).
 - ``hybrid``: reciprocal rank fusion of the dense and BM25 lists, each taken to ``FUSION_DEPTH``
   (``fusion.py``).
@@ -24,7 +26,7 @@ import numpy as np
 
 from rag_assets.lib.embedding import Embedder
 from rag_assets.lib.embedding_cache import TokenVectorCache
-from rag_assets.lib.retrievers import bm25, cross_encoder, dense, fusion, late_interaction
+from rag_assets.lib.retrievers import ann, bm25, cross_encoder, dense, fusion, late_interaction
 
 FUSION_DEPTH = 100
 RERANK_DEPTH = 25
@@ -41,7 +43,9 @@ class Index:
     cross_encoder: cross_encoder.PairScorer | None = None
     bm25_config: bm25.BM25Config = bm25.DEFAULT
     token_cache: TokenVectorCache | None = None
+    ann_config: ann.HNSWConfig = ann.DEFAULT
     _bm25: bm25.BM25 | None = field(default=None, repr=False)
+    _ann: ann.HNSWIndex | None = field(default=None, repr=False)
     _token_vectors: late_interaction.TokenVectors | None = field(default=None, repr=False)
 
     @property
@@ -49,6 +53,17 @@ class Index:
         if self._bm25 is None:
             self._bm25 = bm25.BM25(self.texts, self.bm25_config)
         return self._bm25
+
+    @property
+    def ann(self) -> ann.HNSWIndex:
+        if self._ann is None:
+            self._ann = ann.HNSWIndex(self.vectors, self.ann_config)
+        return self._ann
+
+    def query_vector(self, query: str) -> np.ndarray:
+        """The query's vector. Embedded by each retriever that asks, so that each one's latency
+        includes embedding the query, as a deployed index's would."""
+        return self.embedder.embed_queries([query])
 
     @property
     def token_vectors(self) -> late_interaction.TokenVectors:
@@ -134,6 +149,7 @@ RETRIEVERS: dict[str, Retriever] = {
     r.name: r
     for r in (
         FirstStage("dense", dense.search),
+        FirstStage("ann", ann.search),
         FirstStage("bm25", bm25.search),
         Fusion("hybrid", inputs=("dense", "bm25")),
         Rerank("late_interaction", late_interaction.rerank, inputs=("hybrid",), distance=lambda score: 1.0 - score),

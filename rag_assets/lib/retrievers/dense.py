@@ -34,6 +34,6 @@ def dense_top_k(query_vectors: np.ndarray, chunk_vectors: np.ndarray, k: int) ->
 
 def search(index, query: str, k: int) -> tuple[list[int], list[float], list[float]]:
     """(chunk indices, cosines, cosine distances) of the k nearest chunks to the query."""
-    indices, cosines = dense_top_k(index.embedder.embed_queries([query]), index.vectors, k)
+    indices, cosines = dense_top_k(index.query_vector(query), index.vectors, k)
     scores = [float(c) for c in cosines[0]]
     return indices[0].tolist(), scores, [1.0 - s for s in scores]

@@ -20,10 +20,12 @@ def test_every_available_retriever_answers_every_query_in_order(index):
     queries = [Query("q1", "n1", "doc", "vinegar kettle"), Query("q2", "n2", "doc", "zebra")]
     rows = run_retrievers(queries, index, k=3)
     assert [(r["query_id"], r["retriever"]) for r in rows] == [
-        (q, name) for q in ("q1", "q2") for name in ("dense", "bm25", "hybrid", "late_interaction")]
+        (q, name) for q in ("q1", "q2") for name in ("dense", "ann", "bm25", "hybrid", "late_interaction")]
     by = {(r["query_id"], r["retriever"]): r for r in rows}
     # the words of q1 are those of c0: every retriever puts it first
-    assert all(by[("q1", name)]["chunk_ids"][0] == "c0" for name in ("dense", "bm25", "hybrid", "late_interaction"))
+    assert all(by[("q1", name)]["chunk_ids"][0] == "c0" for name in ("dense", "ann", "bm25", "hybrid",
+                                                                      "late_interaction"))
+    assert sorted(by[("q2", "ann")]["chunk_ids"]) == sorted(by[("q2", "dense")]["chunk_ids"])  # a tiny graph
     # "zebra" is in no chunk: BM25 returns nothing; dense still ranks everything
     assert by[("q2", "bm25")]["chunk_ids"] == [] and len(by[("q2", "dense")]["chunk_ids"]) == 3
     # distances for dense (1 - cos) and late interaction (1 - mean MaxSim), none for BM25 and fusion;
