@@ -1,3 +1,4 @@
+import os
 import warnings
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from dagster._core.definitions.data_version import DATA_VERSION_TAG  # the tag a
 
 from rag_assets.asset_support import as_metadata, partition_tables
 from rag_assets.automation import REBUILD_EMBEDDINGS
+from rag_assets.lib.cluster_embedding import SCHEDULER_ENV_VAR, ClusterEmbedding
 from rag_assets.lib.embedding import MODELS, ModelUnavailableError, current_revision, weights_description
 from rag_assets.lib.embedding_rows import embed_chunks, vectors_of
 from rag_assets.lib.stamps import PIPELINE_VERSION
@@ -77,8 +79,17 @@ def embeddings(
     tokenizer, how many are header, and whether the encoder truncates it.
     """
     keys = keys_of(context.partition_key)
-    table, figures = embed_chunks(chunks, models.get(keys[MODEL]), keys[STRATEGY], Path(settings.home),
-                                  lambda done, total: context.log.info(f"embedded {done}/{total} new texts"))
+    embedder = models.get(keys[MODEL])
+    scheduler = os.environ.get(SCHEDULER_ENV_VAR)
+    cluster = ClusterEmbedding(scheduler, embedder, Path(models.onnx_dir) if models.onnx_dir else None) \
+        if scheduler else None
+    try:
+        table, figures = embed_chunks(chunks, embedder, keys[STRATEGY], Path(settings.home),
+                                      lambda done, total: context.log.info(f"embedded {done}/{total} new texts"),
+                                      cluster=cluster)
+    finally:
+        if cluster:
+            cluster.close()
     return Output(table, metadata=as_metadata(figures))
 
 

@@ -40,12 +40,16 @@ def vectors_of(table: pa.Table, dimension: int) -> np.ndarray:
 
 def embed_chunks(
     chunks: pa.Table, embedder: Embedder, strategy: str, home: Path, progress: Callable[[int, int], None] | None = None,
+    cluster=None,
 ) -> tuple[pa.Table, dict]:
-    """(the embeddings table, its figures): vectors, tokens per chunk, header tokens, truncation, stamp."""
+    """(the embeddings table, its figures): vectors, tokens per chunk, header tokens, truncation, stamp.
+
+    With ``cluster`` (a ``ClusterEmbedding``), the texts the cache lacks are embedded on its workers."""
     texts = chunks.column("text").to_pylist()
     cache = EmbeddingCache(cache_folder(home, embedder), embedder.dimension)
     started = time.perf_counter()
-    vectors, embedded, reused = embed_with_cache(texts, embedder.embed, cache, BATCH,
+    vectors, embedded, reused = embed_with_cache(texts, cluster.embed if cluster else embedder.embed, cache,
+                                                 cluster.batch_size if cluster else BATCH,
                                                  progress or (lambda done, total: None))
     seconds = time.perf_counter() - started
     headers = [header_of_text(text, span_start, end) for text, span_start, end in
@@ -76,5 +80,6 @@ def embed_chunks(
         **{k: v for k, v in stats.items() if k != "window"}, "window": embedder.window or "none",
         "header_token_share": round(stats["header_token_share"], 4), "stamp": stamp,
         "runtime": getattr(embedder, "runtime", "native"),
+        "embedded_on": f"dask cluster ({cluster.workers} workers)" if cluster else "this process",
     }
     return table, figures
