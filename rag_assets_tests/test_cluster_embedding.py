@@ -42,7 +42,7 @@ def test_vectors_from_the_cluster_equal_the_in_process_ones_in_order(cluster, tm
     materialize_all(settings, DagsterInstance.ephemeral(), models=FakeEmbeddingModels(),
                     model_keys=["all-MiniLM-L6-v2"], strategies=["blind"], progress=lambda _: None)
     chunks = pq.read_table(paths.partition_path(tmp_path / "chunks-home", "chunks", [("strategy", "blind")]))
-    chunks = chunks.slice(0, min(300, len(chunks)))
+    chunks = chunks.slice(0, min(120, len(chunks)))
     for key in ("all-MiniLM-L6-v2", "wordllama"):
         embedder = load_model(key)
         local, local_figures = embed_chunks(chunks, embedder, "blind", tmp_path / "local")
