@@ -285,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("--model", help="registry key (default: the best configuration of the latest metrics)")
     ask.add_argument("--strategy", help="chunking strategy (default: as --model)")
-    ask.add_argument("--retriever", choices=("dense", "late_interaction"), help="retriever (default: as --model)")
+    ask.add_argument("--retriever", choices=("dense", "ann", "late_interaction"), help="retriever (default: as --model)")
     ask.add_argument("--cut", type=float, help="distance cut (default: the configuration's suggested cut)")
     ask.add_argument("--k", type=int, default=4, help="most chunks kept (default 4)")
     ask.add_argument("--budget", type=int, default=1000, help="most tokens of sources, the model's tokenizer (1000)")

@@ -143,8 +143,8 @@ def test_without_options_ask_uses_the_best_configuration_and_its_suggested_cut(h
         cuts = {(m, s, r): c for m, s, r, c in connection.sql(
             "SELECT model, strategy, retriever, cut FROM suggested_cuts").fetchall()}
         sweep = connection.sql("SELECT count(*), count(DISTINCT cut) FROM threshold_sweep").fetchall()
-    assert set(cuts) == {(MODEL, STRATEGY, "dense"), (MODEL, STRATEGY, "late_interaction")}
-    assert sweep == [(2 * 141, 141)]
+    assert set(cuts) == {(MODEL, STRATEGY, "dense"), (MODEL, STRATEGY, "ann"), (MODEL, STRATEGY, "late_interaction")}
+    assert sweep == [(3 * 141, 141)]
     monkeypatch.setenv("RAG_ASSETS_HOME", str(home))
     assert main(["ask", QUESTION, "--format", "json"]) == 0
     answer = json.loads(capsys.readouterr().out)

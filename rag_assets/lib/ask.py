@@ -33,7 +33,7 @@ from rag_assets.lib.embedding_rows import token_cache, vectors_of
 from rag_assets.lib.evalset import Query
 from rag_assets.lib.retrievers import Index, Ranking, run_retrievers
 
-GATED = ("dense", "late_interaction")  # the retrievers with a distance to gate on
+GATED = ("dense", "ann", "late_interaction")  # the retrievers with a distance to gate on
 DEFAULT_K = 4
 DEFAULT_BUDGET = 1000
 INSTRUCTION = (
