@@ -48,7 +48,7 @@ def mixture(rows: int, seed: int):
 def _measure(rows: int, queries: int, threads: int) -> dict:
     import faiss
 
-    from rag_assets.lib.retrievers.ann import DEFAULT, HNSWIndex, recall_against_exact
+    from rag_assets.lib.retrievers.ann import HNSWIndex, recall_against_exact
     from rag_assets.lib.retrievers.dense import dense_top_k
 
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -59,16 +59,10 @@ def _measure(rows: int, queries: int, threads: int) -> dict:
     exact_ms = (time.perf_counter() - started) / queries * 1000
     after_exact = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
-    index = HNSWIndex.__new__(HNSWIndex)  # the retriever's index, built on more threads than it uses
-    faiss.omp_set_num_threads(threads)
-    index.config, index.size = DEFAULT, rows
-    index.index = faiss.IndexHNSWFlat(DIMENSION, DEFAULT.m, faiss.METRIC_INNER_PRODUCT)
-    index.index.hnsw.efConstruction = DEFAULT.ef_construction
-    index.index.add(vectors)
+    index = HNSWIndex(vectors, build_threads=threads)  # the retriever's index, built on more threads
     build_s = time.perf_counter() - started
     links = faiss.vector_to_array(index.index.hnsw.neighbors).nbytes  # the graph's edges
     index_mb = (links + index.index.ntotal * DIMENSION * 4) / 2**20  # and its own copy of the vectors
-    faiss.omp_set_num_threads(1)
     found, started = [], time.perf_counter()
     for query in asked:
         found.append(index.search(query, 10)[0][0].tolist())

@@ -60,7 +60,8 @@ def default_instance(home: Path) -> DagsterInstance:
         instance = DagsterInstance.get()
         instance.get_runs(limit=1)  # the run, event log and schedule storages are created now, not later
         instance.event_log_storage.get_concurrency_keys()
-        instance.schedule_storage.all_instigator_state() if instance.schedule_storage else None
+        if instance.schedule_storage:
+            instance.schedule_storage.all_instigator_state()
     return instance
 
 
@@ -238,7 +239,7 @@ class SlotBusy(RuntimeError):
 
 
 def slot_holder(instance: DagsterInstance, pool: str) -> str | None:
-    """Who holds a slot of ``pool`` now (run id, process, host, command, since when), or None."""
+    """Who holds the slots of ``pool`` now (run id, job, command, process and host), or None."""
     storage = instance.event_log_storage
     if pool not in storage.get_concurrency_keys():
         return None

@@ -46,11 +46,10 @@ class ShardFolder:
         """The rows whose ``text_sha256`` is in ``keys``, one table per shard."""
         for shard in self.shards():
             try:
-                table = pq.read_table(shard)
+                table = self._read(shard)
             except FileNotFoundError:  # compacted away by a concurrent writer; its rows live on
                 continue
-            except (pa.ArrowInvalid, OSError) as error:  # truncated or overwritten: its rows are computed again
-                self.discard(shard, error)
+            if table is None:
                 continue
             mask = pc.is_in(table.column("text_sha256"), value_set=pa.array(sorted(keys), pa.string()))
             yield table.filter(mask)
@@ -59,23 +58,26 @@ class ShardFolder:
         self._write(table)
         shards = self.shards()
         if len(shards) > COMPACT_AFTER:
-            readable = []
-            for shard in shards:
-                try:
-                    readable.append(pq.read_table(shard))
-                except FileNotFoundError:  # a concurrent writer is compacting
-                    return
-                except (pa.ArrowInvalid, OSError) as error:
-                    self.discard(shard, error)
+            try:
+                readable = [table for table in map(self._read, shards) if table is not None]
+            except FileNotFoundError:  # a concurrent writer is compacting
+                return
             merged = pa.concat_tables(readable)
             self._write(merged)
             for shard in shards:
                 shard.unlink(missing_ok=True)
 
-    def discard(self, shard: Path, error: Exception) -> None:
-        """Remove a shard that cannot be read, with a warning; what it held is recomputed when needed."""
-        log.warning(f"discarded a damaged cache shard {shard} ({error}); its entries are computed again")
-        shard.unlink(missing_ok=True)
+    def _read(self, shard: Path) -> pa.Table | None:
+        """A shard's rows; None for a shard that cannot be read (truncated, overwritten), which is
+        removed with a warning, so that what it held is computed again. FileNotFoundError passes."""
+        try:
+            return pq.read_table(shard)
+        except FileNotFoundError:
+            raise
+        except (pa.ArrowInvalid, OSError) as error:
+            log.warning(f"discarded a damaged cache shard {shard} ({error}); its entries are computed again")
+            shard.unlink(missing_ok=True)
+            return None
 
     def size_bytes(self) -> int:
         return sum(shard.stat().st_size for shard in self.shards())

@@ -39,6 +39,8 @@ from typing import Sequence
 
 import duckdb
 
+from rag_assets.lib.retrievers.ann import RECALL_DEPTHS
+
 K_VALUES = (1, 4, 8, 20)
 NDCG_DEPTH = 10
 Z95 = 1.959963984540054
@@ -182,12 +184,11 @@ def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | No
 
 # the share of the exact (dense) top k that the HNSW graph (ann) returned, per model and strategy, over
 # every query of the latest run (out-of-domain ones too: a vector index serves every query)
-ANN_RECALL_VIEW = """
+ANN_RECALL_VIEW = f"""
 CREATE OR REPLACE VIEW ann_recall AS
 SELECT a.model, a.strategy, count(*) AS queries,
-    avg(len(list_intersect(a.chunk_ids[1:1], d.chunk_ids[1:1])) / least(1, len(d.chunk_ids))) AS ann_recall_at_1,
-    avg(len(list_intersect(a.chunk_ids[1:10], d.chunk_ids[1:10])) / least(10, len(d.chunk_ids))) AS ann_recall_at_10,
-    avg(len(list_intersect(a.chunk_ids[1:25], d.chunk_ids[1:25])) / least(25, len(d.chunk_ids))) AS ann_recall_at_25,
+    {", ".join(f"avg(len(list_intersect(a.chunk_ids[1:{k}], d.chunk_ids[1:{k}])) / least({k}, len(d.chunk_ids))) "
+               f"AS ann_recall_at_{k}" for k in RECALL_DEPTHS)},
     median(a.stage_ms) AS ann_median_ms, median(d.stage_ms) AS dense_median_ms
 FROM latest_results a JOIN latest_results d USING (model, strategy, query_id)
 WHERE a.retriever = 'ann' AND d.retriever = 'dense' AND len(d.chunk_ids) > 0

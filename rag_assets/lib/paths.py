@@ -119,11 +119,7 @@ def full_disk_named(path: Path) -> Iterator[None]:
     often say only "No space left on device")."""
     try:
         yield
-    except OSError as error:
-        if error.errno == errno.ENOSPC or "No space left on device" in str(error):
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from error
-        raise
-    except Exception as error:  # DuckDB's IOException is not an OSError
-        if "No space left on device" in str(error):
+    except Exception as error:  # an OSError from pyarrow, or DuckDB's IOException, which is not one
+        if getattr(error, "errno", None) == errno.ENOSPC or "No space left on device" in str(error):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from error
         raise

@@ -21,7 +21,7 @@ from rag_assets.lib.evalset import NEEDLE, OUT_OF_DOMAIN, chunks_by_document, qu
 from rag_assets.lib.judging import judge
 from rag_assets.lib.retrievers import Index, available, cross_encoder, run_retrievers
 from rag_assets.lib.retrievers.ann import DEFAULT as ANN_DEFAULT
-from rag_assets.lib.retrievers.ann import HNSWConfig, recall_against_exact
+from rag_assets.lib.retrievers.ann import RECALL_DEPTHS, HNSWConfig, recall_against_exact
 from rag_assets.lib.retrievers.bm25 import DEFAULT as BM25_DEFAULT
 from rag_assets.lib.retrievers.bm25 import BM25Config
 from rag_assets.lib.schemas import QUERY_COLUMNS, RETRIEVAL_RUNS, STAMP_FIELDS, table_from_rows
@@ -79,16 +79,13 @@ def retrieve_and_judge(
     return table_from_rows(RETRIEVAL_RUNS, rows, "retrieval_runs"), figures
 
 
-ANN_RECALL_DEPTHS = (1, 10, 25)
-
-
 def ann_recall(rows: list[dict]) -> dict:
     """The share of the exact (dense) top k that the HNSW graph returns, over every query, at each k."""
     lists = {(row["query_id"], row["retriever"]): row["chunk_ids"] for row in rows}
     queries = sorted({query for query, retriever in lists if retriever == "ann"})
     approximate = [lists[(q, "ann")] for q in queries]
     exact = [lists[(q, "dense")] for q in queries]
-    return {f"ann_recall_at_{k}": round(recall_against_exact(approximate, exact, k), 4) for k in ANN_RECALL_DEPTHS}
+    return {f"ann_recall_at_{k}": round(recall_against_exact(approximate, exact, k), 4) for k in RECALL_DEPTHS}
 
 
 def _figures(rows: list[dict], queries: list, ran: list[str], asked: Sequence[str], top_k: int) -> dict:

@@ -22,15 +22,18 @@ class HNSWConfig:
 
 
 DEFAULT = HNSWConfig()
+RECALL_DEPTHS = (1, 10, 25)  # the k of the reported recall against exact search (metadata and DuckDB)
 
 
 class HNSWIndex:
     """An inner-product HNSW graph over unit vectors; ``search`` gives (indices, cosines), best first."""
 
-    def __init__(self, vectors: np.ndarray, config: HNSWConfig = DEFAULT) -> None:
+    def __init__(self, vectors: np.ndarray, config: HNSWConfig = DEFAULT, build_threads: int = 1) -> None:
+        """``build_threads`` 1 (the retriever's) gives a deterministic graph: the same vectors, the same
+        neighbours; more builds faster (bench/scale.py). Searches run on one thread either way."""
         import faiss
 
-        faiss.omp_set_num_threads(1)  # a deterministic graph: the same vectors, the same neighbours
+        faiss.omp_set_num_threads(build_threads)
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self.config, self.size = config, len(vectors)
         self.index = faiss.IndexHNSWFlat(vectors.shape[1] if vectors.ndim == 2 else 1, config.m,
@@ -38,6 +41,7 @@ class HNSWIndex:
         self.index.hnsw.efConstruction = config.ef_construction
         if self.size:
             self.index.add(vectors)
+        faiss.omp_set_num_threads(1)
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         queries = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
