@@ -23,6 +23,7 @@ from rag_assets.lib.embedding import MODELS, Embedder, current_revision, load_mo
 from rag_assets.lib.paths import full_disk_named, read_stored
 from rag_assets.lib.retrievers.ann import HNSWConfig
 from rag_assets.lib.retrievers.bm25 import BM25Config
+from rag_assets.lib.retrievers.dense import BLOCK_ROWS as DENSE_BLOCK_ROWS
 from rag_assets.lib.schemas import check_table
 from rag_assets.partitions import dimensions_of
 
@@ -35,6 +36,11 @@ def standard_metadata(table: pa.Table, path: Path) -> dict:
     return {"dagster/row_count": MetadataValue.int(table.num_rows),
             "dagster/column_schema": MetadataValue.table_schema(TableSchema(columns=columns)),
             "dagster/uri": MetadataValue.path(path.resolve().as_uri())}
+
+
+# settings that choose where or in what steps the graph runs, never what it computes: changing them
+# rebuilds nothing (they are left out of a run's settings fingerprint)
+EXECUTION_ONLY = ("ray_address", "dask_scheduler", "dense_block_rows")
 
 
 class RagSettings(ConfigurableResource):
@@ -83,6 +89,18 @@ class RagSettings(ConfigurableResource):
         default="",
         description="Folder of a trained sentence-transformers CrossEncoder for the second stage; '' for none.",
     )
+    ray_address: str = Field(
+        default_factory=lambda: os.environ.get("RAY_ADDRESS", ""),
+        description="Embed on this Ray cluster (e.g. 10.0.0.5:6379; $RAY_ADDRESS): Ray Data map_batches with one "
+        "model-holding actor per worker CPU. '' embeds in process.")
+    dask_scheduler: str = Field(
+        default_factory=lambda: os.environ.get("RAG_ASSETS_DASK_SCHEDULER", ""),
+        description="Embed on this Dask cluster instead (e.g. tcp://10.0.0.5:8786; $RAG_ASSETS_DASK_SCHEDULER). "
+        "'' embeds in process.")
+    dense_block_rows: int = Field(
+        default=DENSE_BLOCK_ROWS, ge=1,
+        description="The dense retriever scores this many chunk vectors at a time: its working memory per query "
+        "(4 bytes a row), whatever the collection's size.")
     ann_m: int = Field(default=32, description="The ann retriever's HNSW graph: neighbours per node (faiss M).")
     ann_ef_construction: int = Field(default=200, description="The ann retriever's HNSW candidate list while building.")
     ann_ef_search: int = Field(default=128, description="The ann retriever's HNSW candidate list while searching.")

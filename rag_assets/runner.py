@@ -31,7 +31,7 @@ from rag_assets.instance_config import ensure_dagster_home
 from rag_assets.lib.chunking import STRATEGIES
 from rag_assets.lib.embedding import MODELS
 from rag_assets.partitions import MODEL, STRATEGY, add_model_partitions, model_strategy_key
-from rag_assets.resources import EmbeddingModels, RagSettings
+from rag_assets.resources import EXECUTION_ONLY, EmbeddingModels, RagSettings
 from rag_assets.run_failures import (
     RunFailed,
     RunInterrupted,
@@ -269,11 +269,12 @@ def _process_alive(tags: dict) -> bool:
 
 
 def settings_fingerprint(settings: RagSettings, models: EmbeddingModels | None = None) -> str:
-    """16 hex digits over every setting and every registry entry: what a run was built with."""
+    """16 hex digits over every setting and every registry entry: what a run was built with (less the
+    settings that choose only where or in what steps it runs, ``EXECUTION_ONLY``)."""
     registry = {key: repr(spec) for key, spec in sorted(MODELS.items())}
     if models is not None:
         registry["resource"] = repr(sorted(models.model_dump().items()))
-    payload = json.dumps({"settings": settings.model_dump(), "models": registry}, sort_keys=True, default=str)
+    payload = json.dumps({"settings": settings.model_dump(exclude=set(EXECUTION_ONLY)), "models": registry}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 

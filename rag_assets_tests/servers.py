@@ -151,3 +151,79 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return not Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+
+
+def session_pids(sid: int) -> list[int]:
+    """The live (not zombie) processes of process session ``sid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":  # fields after the name: state, ppid, pgrp, session
+            found.append(int(entry.name))
+    return found
+
+
+class RayHead:
+    """A real one-node Ray cluster: ``ray start --head --block`` in its own process session, every port
+    free on 127.0.0.1, its files in a short temporary folder (Ray's socket paths must be short).
+    Stopped by the PIDs of its session (SIGTERM, then SIGKILL): never ``ray stop``, which would stop
+    every Ray process of the machine."""
+
+    def __init__(self, cpus: int = 2, seconds: float = 120) -> None:
+        import shutil
+        import tempfile
+
+        self.port = free_port()
+        self.folder = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))
+        self.address = f"127.0.0.1:{self.port}"
+        self.log = (self.folder / "head.log").open("wb")
+        ray = shutil.which("ray", path=str(Path(sys.executable).parent)) or "ray"
+        self.process = subprocess.Popen(
+            [ray, "start", "--head", "--block", "--num-cpus", str(cpus), "--port", str(self.port),
+             "--node-ip-address", "127.0.0.1", "--include-dashboard=false", "--disable-usage-stats",
+             "--temp-dir", str(self.folder), "--ray-client-server-port", str(free_port()),
+             "--dashboard-agent-listen-port", str(free_port())],
+            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + seconds
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"ray start exited with {self.process.returncode}; see {self.log.name}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise TimeoutError(f"Ray's head did not listen on {self.address} in {seconds} s")
+                time.sleep(0.5)
+
+    def stop(self, seconds: float = 30) -> None:
+        """SIGTERM to `ray start` (which stops its cluster), then SIGKILL to whatever of its session is
+        left after ``seconds``."""
+        import shutil
+
+        sid = self.process.pid  # a new session: its id is the leader's pid
+        if self.process.poll() is None:
+            self.process.terminate()
+        deadline = time.monotonic() + seconds
+        while session_pids(sid) and time.monotonic() < deadline:
+            self.process.poll()
+            time.sleep(0.2)
+        for pid in session_pids(sid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.process.wait(timeout=30)
+        deadline = time.monotonic() + 15  # killed children are reaped by init, not at once
+        while session_pids(sid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        self.log.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+        assert not session_pids(sid), "the Ray cluster left processes running"

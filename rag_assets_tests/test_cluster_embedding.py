@@ -1,5 +1,7 @@
-"""Embedding through a real Dask cluster (a LocalCluster of worker processes, started and stopped here):
-the same vectors in the same order as in process, the cache and the stamp as before."""
+"""Embedding through real clusters, started and stopped here: a Ray head (`ray start --head`, its own
+process session) and a Dask LocalCluster of worker processes. The same vectors in the same order as
+in process, the cache and the stamp as before; through the `embeddings` asset, a Ray-built partition
+is as current as an in-process one."""
 
 import os
 
@@ -8,13 +10,23 @@ import pyarrow.parquet as pq
 import pytest
 
 from rag_assets.lib import paths
-from rag_assets.lib.cluster_embedding import ClusterEmbedding
+from rag_assets.lib.cluster_embedding import DaskEmbedding, RayEmbedding, cluster_embedding
 from rag_assets.lib.embedding import load_model
 from rag_assets.lib.embedding_rows import embed_chunks, vectors_of
+from rag_assets_tests.servers import RayHead
+
+
+@pytest.fixture(scope="module")
+def ray_head():
+    head = RayHead(cpus=2)
+    try:
+        yield head
+    finally:
+        head.stop()
 
 
 @pytest.fixture
-def cluster():
+def dask_cluster():
     from distributed import LocalCluster
 
     local = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
@@ -29,52 +41,97 @@ def cluster():
                 os.kill(pid, 0)
 
 
-def test_vectors_from_the_cluster_equal_the_in_process_ones_in_order(cluster, tmp_path, tiny_corpus, tiny_needles):
+@pytest.fixture(scope="module")
+def tiny_chunks(tmp_path_factory):
+    """120 chunks of the tiny corpus (the fake model only builds them; the real ones embed them)."""
     from dagster import DagsterInstance
 
     from rag_assets.resources import RagSettings
     from rag_assets.runner import materialize_all
+    from rag_assets_tests.conftest import FIXTURES
     from rag_assets_tests.fakes import FakeEmbeddingModels
 
-    # the tiny corpus's chunks (the fake model only builds them; the real ones embed below)
-    settings = RagSettings(home=str(tmp_path / "chunks-home"), corpus_dir=str(tiny_corpus), eval_set=str(tiny_needles),
-                           out_of_domain=str(tiny_needles.parent / "tiny_out_of_domain.jsonl"))
+    home = tmp_path_factory.mktemp("chunks-home")
+    settings = RagSettings(home=str(home), corpus_dir=str(FIXTURES / "tiny_corpus"),
+                           eval_set=str(FIXTURES / "tiny_needles.jsonl"),
+                           out_of_domain=str(FIXTURES / "tiny_out_of_domain.jsonl"))
     materialize_all(settings, DagsterInstance.ephemeral(), models=FakeEmbeddingModels(),
                     model_keys=["all-MiniLM-L6-v2"], strategies=["blind"], progress=lambda _: None)
-    chunks = pq.read_table(paths.partition_path(tmp_path / "chunks-home", "chunks", [("strategy", "blind")]))
-    chunks = chunks.slice(0, min(120, len(chunks)))
+    chunks = pq.read_table(paths.partition_path(home, "chunks", [("strategy", "blind")]))
+    return chunks.slice(0, min(120, len(chunks)))
+
+
+def _same_as_in_process(chunks, connect, engine: str, folder) -> None:
     for key in ("all-MiniLM-L6-v2", "wordllama"):
         embedder = load_model(key)
-        local, local_figures = embed_chunks(chunks, embedder, "blind", tmp_path / "local")
-        remote_embedding = ClusterEmbedding(cluster.scheduler_address, embedder)
+        local, local_figures = embed_chunks(chunks, embedder, "blind", folder / f"{key}-local")
+        remote_embedding = connect(embedder)
         try:
-            remote, figures = embed_chunks(chunks, embedder, "blind", tmp_path / "remote", cluster=remote_embedding)
+            remote, figures = embed_chunks(chunks, embedder, "blind", folder / f"{key}-remote", cluster=remote_embedding)
         finally:
             remote_embedding.close()
-        assert figures["embedded_on"] == "dask cluster (2 workers)" and local_figures["embedded_on"] == "this process"
+        assert figures["embedded_on"] == f"{engine} cluster (2 workers)" and local_figures["embedded_on"] == "this process"
         assert figures["texts_embedded"] == local_figures["texts_embedded"] == len(set(chunks.column("text").to_pylist()))
         a, b = vectors_of(local, embedder.dimension), vectors_of(remote, embedder.dimension)
         cosines = np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
         assert cosines.min() >= 0.9999999, key
         assert remote.drop_columns(["vector"]).equals(local.drop_columns(["vector"]))  # ids, tokens, stamp
         # the cache is that of the in-process path: a second pass embeds nothing, on the cluster or not
-        remote_embedding = ClusterEmbedding(cluster.scheduler_address, embedder)
+        remote_embedding = connect(embedder)
         try:
-            _, again = embed_chunks(chunks, embedder, "blind", tmp_path / "remote", cluster=remote_embedding)
+            _, again = embed_chunks(chunks, embedder, "blind", folder / f"{key}-remote", cluster=remote_embedding)
         finally:
             remote_embedding.close()
         assert again["texts_embedded"] == 0
 
 
-def test_a_worker_with_other_weights_refuses(cluster):
-    embedder = load_model("wordllama")
-    remote = ClusterEmbedding(cluster.scheduler_address, embedder)
-    try:
-        class Other:  # the driver believes in another revision than the workers have
-            spec, revision, dimension = embedder.spec, "0123456789abcdef", embedder.dimension
+def test_vectors_from_a_ray_cluster_equal_the_in_process_ones_in_order(ray_head, tiny_chunks, tmp_path):
+    _same_as_in_process(tiny_chunks, lambda embedder: RayEmbedding(ray_head.address, embedder), "ray", tmp_path)
 
-        remote.embedder = Other()
-        with pytest.raises(RuntimeError, match=r"has weights \w+ of wordllama, the driver 0123456789abcdef"):
-            remote.embed(["a text"])
+
+def test_vectors_from_a_dask_cluster_equal_the_in_process_ones_in_order(dask_cluster, tiny_chunks, tmp_path):
+    _same_as_in_process(tiny_chunks, lambda embedder: DaskEmbedding(dask_cluster.scheduler_address, embedder),
+                        "dask", tmp_path)
+
+
+def test_the_embeddings_asset_embeds_on_the_configured_ray_cluster_and_its_partition_stays_current(
+        ray_head, tmp_path):
+    from dagster import AssetKey, DagsterInstance
+
+    from rag_assets.resources import EmbeddingModels, RagSettings
+    from rag_assets.runner import materialize_all
+    from rag_assets_tests.conftest import FIXTURES
+
+    inputs = dict(home=str(tmp_path / "home"), corpus_dir=str(FIXTURES / "tiny_corpus"),
+                  eval_set=str(FIXTURES / "tiny_needles.jsonl"), out_of_domain=str(FIXTURES / "tiny_out_of_domain.jsonl"),
+                  retrievers=["dense", "bm25", "hybrid"])
+    instance = DagsterInstance.ephemeral()
+    materialize_all(RagSettings(**inputs, ray_address=ray_head.address), instance, models=EmbeddingModels(),
+                    model_keys=["wordllama"], strategies=["blind"], progress=lambda _: None)
+    event = instance.get_latest_materialization_event(AssetKey("embeddings"))
+    metadata = {key: value.value for key, value in event.asset_materialization.metadata.items()}
+    assert metadata["embedded_on"] == "ray cluster (2 workers)" and metadata["texts_embedded"] > 0
+    # where it was embedded is not what it was built with: in process, everything is up to date
+    outcome = materialize_all(RagSettings(**inputs), instance, models=EmbeddingModels(), model_keys=["wordllama"],
+                              strategies=["blind"], progress=lambda _: None)
+    assert "model_partition [wordllama x blind]" in " ".join(outcome.up_to_date), outcome.up_to_date
+
+
+def test_a_worker_with_other_weights_refuses(ray_head):
+    embedder = load_model("wordllama")
+
+    class Other:  # the driver believes in another revision than the workers have
+        spec, revision, dimension = embedder.spec, "0123456789abcdef", embedder.dimension
+
+    remote = RayEmbedding(ray_head.address, Other())
+    try:
+        with pytest.raises(Exception, match=r"has weights \w+ of wordllama, the driver 0123456789abcdef"):
+            list(remote.embed_shards(["a text"]))
     finally:
         remote.close()
+
+
+def test_one_engine_at_a_time():
+    assert cluster_embedding("", "", load_model("wordllama")) is None
+    with pytest.raises(ValueError, match="both ray_address and dask_scheduler are set"):
+        cluster_embedding("127.0.0.1:6379", "tcp://127.0.0.1:8786", load_model("wordllama"))

@@ -1,4 +1,3 @@
-import os
 import warnings
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from dagster._core.definitions.data_version import DATA_VERSION_TAG  # the tag a
 
 from rag_assets.asset_support import as_metadata, partition_tables
 from rag_assets.automation import REBUILD_EMBEDDINGS
-from rag_assets.lib.cluster_embedding import SCHEDULER_ENV_VAR, ClusterEmbedding
+from rag_assets.lib.cluster_embedding import cluster_embedding
 from rag_assets.lib.embedding import MODELS, ModelUnavailableError, current_revision, weights_description
 from rag_assets.lib.embedding_rows import embed_chunks, vectors_of
 from rag_assets.lib.stamps import PIPELINE_VERSION
@@ -80,9 +79,8 @@ def embeddings(
     """
     keys = keys_of(context.partition_key)
     embedder = models.get(keys[MODEL])
-    scheduler = os.environ.get(SCHEDULER_ENV_VAR)
-    cluster = ClusterEmbedding(scheduler, embedder, Path(models.onnx_dir) if models.onnx_dir else None) \
-        if scheduler else None
+    cluster = cluster_embedding(settings.ray_address, settings.dask_scheduler, embedder,
+                                Path(models.onnx_dir) if models.onnx_dir else None)
     try:
         table, figures = embed_chunks(chunks, embedder, keys[STRATEGY], Path(settings.home),
                                       lambda done, total: context.log.info(f"embedded {done}/{total} new texts"),

@@ -39,7 +39,8 @@ def retrieval_runs(
     table, figures = retrieve_and_judge(
         eval_set, extracted_text, chunks, embeddings, models.get(keys_of(context.partition_key)[MODEL]),
         settings.retrievers, settings.top_k, settings.cross_encoder, partition=str(context.partition_key),
-        bm25_config=settings.bm25, home=settings.home, ann_config=settings.ann)
+        bm25_config=settings.bm25, home=settings.home, ann_config=settings.ann,
+        dense_block_rows=settings.dense_block_rows)
     return Output(table, metadata=as_metadata(figures))
 
 

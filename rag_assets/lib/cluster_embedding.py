@@ -1,28 +1,31 @@
-"""Embedding texts on a Dask cluster: shards of texts to workers that each hold the model.
+"""Embedding texts on a cluster: shards of texts to workers that each hold the model.
 
-``RAG_ASSETS_DASK_SCHEDULER`` (a scheduler address such as ``tcp://10.0.0.5:8786``) makes the
-`embeddings` asset hand its new texts to the cluster; without it, they are embedded in process as
-before. Everything else is unchanged: the cache decides which texts are new, vectors come back in the
-order of the texts, and the stamp is the driver's. A worker loads each model once and keeps it; a
-worker whose installed weights differ from the driver's refuses, naming both revisions (mixing
-weights is an error, not a warning).
+Two engines, chosen by the settings (or the environment):
 
-Dask's `distributed`; the issue prefers Ray (which installs here too: ray 2.60.0 has a wheel), and a
-Ray path (Ray Data ``map_batches`` with model-holding actors) is not built yet.
+- **Ray** (``ray_address``, default ``$RAY_ADDRESS``): a Ray Data pipeline whose ``map_batches``
+  runs one model-holding actor per worker CPU; results stream back shard by shard as they finish.
+- **Dask** (``dask_scheduler``, default ``$RAG_ASSETS_DASK_SCHEDULER``): one task per shard on a
+  ``distributed`` cluster; each worker process keeps the model loaded between tasks.
+
+Without either, texts are embedded in process as before. Everything else is unchanged: the cache
+decides which texts are new and stores each shard as it arrives (so the cluster's vectors reach
+Parquet shard by shard), vectors end in the order of the texts, and the stamp is the driver's. A
+worker loads each model once and keeps it; a worker whose installed weights differ from the
+driver's refuses, naming both revisions (mixing weights is an error, not a warning). Every worker
+needs this package and the model packages installed, as the driver has them.
 """
 
 from __future__ import annotations
 
 import socket
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
 from rag_assets.lib.embedding import Embedder, ModelSpec, load_model
 
-SCHEDULER_ENV_VAR = "RAG_ASSETS_DASK_SCHEDULER"
-SHARD = 64  # texts per task
+SHARD = 64  # texts per task (Dask) or per actor call (Ray)
 
 _WORKER_MODELS: dict[tuple[ModelSpec, str], Embedder] = {}
 
@@ -39,8 +42,15 @@ def embed_on_worker(spec: ModelSpec, onnx_dir: str, revision: str, texts: Sequen
     return np.asarray(embedder.embed(list(texts)), dtype=np.float32)
 
 
-class ClusterEmbedding:
-    """``embed(texts)`` through the cluster at ``address``, for one loaded model (the driver's)."""
+def shards_of(texts: Sequence[str]) -> list[tuple[int, list[str]]]:
+    """(offset of its first text, texts) for each shard of ``texts``."""
+    return [(start, list(texts[start:start + SHARD])) for start in range(0, len(texts), SHARD)]
+
+
+class DaskEmbedding:
+    """The texts through the Dask cluster whose scheduler is at ``address``, for the driver's model."""
+
+    engine = "dask"
 
     def __init__(self, address: str, embedder: Embedder, onnx_dir: Path | None = None) -> None:
         from distributed import Client
@@ -49,19 +59,81 @@ class ClusterEmbedding:
         self.embedder, self.onnx_dir = embedder, str(onnx_dir or "")
         self.workers = max(1, len(self.client.scheduler_info()["workers"]))
 
-    @property
-    def batch_size(self) -> int:
-        """Texts per call, so that every worker has shards to work on."""
-        return SHARD * self.workers * 2
+    def embed_shards(self, texts: Sequence[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(positions in ``texts``, vectors) of each shard, in the order the workers finish them."""
+        from distributed import as_completed
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        shards = [list(texts[start:start + SHARD]) for start in range(0, len(texts), SHARD)]
-        if not shards:
-            return np.zeros((0, self.embedder.dimension), np.float32)
-        futures = self.client.map(embed_on_worker, [self.embedder.spec] * len(shards),
-                                  [self.onnx_dir] * len(shards), [self.embedder.revision] * len(shards), shards,
-                                  pure=False)
-        return np.vstack(self.client.gather(futures))
+        shards = shards_of(texts)
+        futures = {self.client.submit(embed_on_worker, self.embedder.spec, self.onnx_dir, self.embedder.revision,
+                                      shard, pure=False): offset for offset, shard in shards}
+        for future in as_completed(list(futures), loop=self.client.loop):
+            vectors = future.result()
+            yield np.arange(futures[future], futures[future] + len(vectors)), vectors
+            future.release()
 
     def close(self) -> None:
         self.client.close()
+
+
+class _ModelActor:
+    """A Ray Data actor: loads the model once and embeds the batches given to it."""
+
+    def __init__(self, spec: ModelSpec, onnx_dir: str, revision: str) -> None:
+        self.spec, self.onnx_dir, self.revision = spec, onnx_dir, revision
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        vectors = embed_on_worker(self.spec, self.onnx_dir, self.revision, [str(text) for text in batch["text"]])
+        return {"position": batch["position"], "vector": vectors}
+
+
+class RayEmbedding:
+    """The texts through the Ray cluster at ``address``: Ray Data ``map_batches`` with one
+    model-holding actor per CPU of the cluster (``actors`` to choose fewer)."""
+
+    engine = "ray"
+
+    def __init__(self, address: str, embedder: Embedder, onnx_dir: Path | None = None,
+                 actors: int | None = None) -> None:
+        import ray
+
+        self._connected_here = not ray.is_initialized()
+        if self._connected_here:
+            ray.init(address=address, log_to_driver=False, logging_level="WARNING", include_dashboard=False)
+        self.embedder, self.onnx_dir = embedder, str(onnx_dir or "")
+        self.workers = actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+    def embed_shards(self, texts: Sequence[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(positions in ``texts``, vectors) of each finished batch, streamed from the actors."""
+        import pyarrow as pa
+        import ray.data
+
+        if not texts:
+            return
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        context.print_on_execution_start = False
+        blocks = [pa.table({"position": pa.array(range(offset, offset + len(shard)), pa.int64()),
+                            "text": pa.array(shard, pa.string())}) for offset, shard in shards_of(texts)]
+        dataset = ray.data.from_arrow(blocks).map_batches(
+            _ModelActor, fn_constructor_args=(self.embedder.spec, self.onnx_dir, self.embedder.revision),
+            batch_size=SHARD, batch_format="numpy", num_cpus=1,
+            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=self.workers))
+        for batch in dataset.iter_batches(batch_size=None, batch_format="numpy", prefetch_batches=0):
+            yield np.asarray(batch["position"], dtype=np.int64), np.asarray(batch["vector"], dtype=np.float32)
+
+    def close(self) -> None:
+        import ray
+
+        if self._connected_here:
+            ray.shutdown()
+
+
+def cluster_embedding(ray_address: str, dask_scheduler: str, embedder: Embedder, onnx_dir: Path | None = None):
+    """The engine the settings name for ``embedder`` (Ray first), or None to embed in process."""
+    if ray_address and dask_scheduler:
+        raise ValueError("both ray_address and dask_scheduler are set: choose one engine to embed on")
+    if ray_address:
+        return RayEmbedding(ray_address, embedder, onnx_dir)
+    if dask_scheduler:
+        return DaskEmbedding(dask_scheduler, embedder, onnx_dir)
+    return None

@@ -14,7 +14,7 @@ import logging
 import os
 import uuid
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -157,10 +157,15 @@ class TokenVectorCache(_KeyedCache):
 
 
 def embed_with_cache(
-    texts: Sequence[str], embed, cache: EmbeddingCache, batch_size: int = 64, progress=lambda done, total: None
+    texts: Sequence[str], embed, cache: EmbeddingCache, batch_size: int = 64, progress=lambda done, total: None,
+    embed_shards: Callable[[list[str]], Iterable[tuple[np.ndarray, np.ndarray]]] | None = None,
 ) -> tuple[np.ndarray, int, int]:
     """Vectors for ``texts``: reused from the cache where the exact text was embedded before by
     this model revision, embedded (in batches, reporting progress) and cached otherwise.
+
+    ``embed_shards`` (a cluster's) takes the texts to embed and yields (their positions, vectors)
+    shard by shard in any order; each shard is cached as it arrives. By default ``embed`` runs here
+    on batches of ``batch_size``.
 
     Returns (vectors in the order of texts, texts embedded now, texts reused).
     """
@@ -171,12 +176,21 @@ def embed_with_cache(
         if key not in known:
             todo.setdefault(key, text)
     keys, pending = list(todo), list(todo.values())
-    for offset in range(0, len(pending), batch_size):
-        vectors = embed(pending[offset: offset + batch_size])
-        batch_keys = keys[offset: offset + batch_size]
+    shards = embed_shards(pending) if embed_shards else (
+        (np.arange(offset, min(offset + batch_size, len(pending))), embed(pending[offset: offset + batch_size]))
+        for offset in range(0, len(pending), batch_size))
+    done = 0
+    for positions, vectors in shards:
+        if len(positions) != len(vectors):
+            raise RuntimeError(f"a shard of {len(positions)} texts came back with {len(vectors)} vectors")
+        batch_keys = [keys[position] for position in positions]
         cache.add(batch_keys, vectors)
         known.update(zip(batch_keys, vectors))
-        progress(min(offset + batch_size, len(pending)), len(pending))
+        done += len(batch_keys)
+        progress(done, len(pending))
+    missing = [key for key in keys if key not in known]
+    if missing:
+        raise RuntimeError(f"{len(missing)} of {len(pending)} texts came back without a vector")
     if not texts:
         return np.zeros((0, cache.dimension), dtype=np.float32), 0, 0
     return np.stack([known[key] for key in hashes]).astype(np.float32), len(pending), len(texts) - len(pending)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from rag_assets.lib.chunk_report import token_stats, truncated
 from rag_assets.lib.chunking import header_of_text
@@ -38,19 +39,28 @@ def vectors_of(table: pa.Table, dimension: int) -> np.ndarray:
     return flat.reshape(len(table), dimension)
 
 
+def vector_blocks(path: Path, dimension: int, block_rows: int) -> Iterator[np.ndarray]:
+    """The ``vector`` column of a stored embeddings file as float32 arrays of at most ``block_rows``
+    rows, read a batch at a time: for scoring a collection larger than memory (``top_k_of_blocks``)."""
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=block_rows, columns=["vector"]):
+        flat = np.asarray(batch.column(0).flatten().to_numpy(), dtype=np.float32)
+        yield flat.reshape(batch.num_rows, dimension)
+
+
 def embed_chunks(
     chunks: pa.Table, embedder: Embedder, strategy: str, home: Path, progress: Callable[[int, int], None] | None = None,
     cluster=None,
 ) -> tuple[pa.Table, dict]:
     """(the embeddings table, its figures): vectors, tokens per chunk, header tokens, truncation, stamp.
 
-    With ``cluster`` (a ``ClusterEmbedding``), the texts the cache lacks are embedded on its workers."""
+    With ``cluster`` (see ``cluster_embedding``: Ray or Dask), the texts the cache lacks are embedded on
+    its workers."""
     texts = chunks.column("text").to_pylist()
     cache = EmbeddingCache(cache_folder(home, embedder), embedder.dimension)
     started = time.perf_counter()
-    vectors, embedded, reused = embed_with_cache(texts, cluster.embed if cluster else embedder.embed, cache,
-                                                 cluster.batch_size if cluster else BATCH,
-                                                 progress or (lambda done, total: None))
+    vectors, embedded, reused = embed_with_cache(texts, embedder.embed, cache, BATCH,
+                                                 progress or (lambda done, total: None),
+                                                 embed_shards=cluster.embed_shards if cluster else None)
     seconds = time.perf_counter() - started
     headers = [header_of_text(text, span_start, end) for text, span_start, end in
                zip(texts, chunks.column("span_start").to_pylist(), chunks.column("end").to_pylist())]
@@ -80,6 +90,6 @@ def embed_chunks(
         **{k: v for k, v in stats.items() if k != "window"}, "window": embedder.window or "none",
         "header_token_share": round(stats["header_token_share"], 4), "stamp": stamp,
         "runtime": getattr(embedder, "runtime", "native"),
-        "embedded_on": f"dask cluster ({cluster.workers} workers)" if cluster else "this process",
+        "embedded_on": f"{cluster.engine} cluster ({cluster.workers} workers)" if cluster else "this process",
     }
     return table, figures

@@ -24,6 +24,7 @@ from rag_assets.lib.retrievers.ann import DEFAULT as ANN_DEFAULT
 from rag_assets.lib.retrievers.ann import RECALL_DEPTHS, HNSWConfig, recall_against_exact
 from rag_assets.lib.retrievers.bm25 import DEFAULT as BM25_DEFAULT
 from rag_assets.lib.retrievers.bm25 import BM25Config
+from rag_assets.lib.retrievers.dense import BLOCK_ROWS as DENSE_BLOCK_ROWS
 from rag_assets.lib.schemas import QUERY_COLUMNS, RETRIEVAL_RUNS, STAMP_FIELDS, table_from_rows
 
 
@@ -45,6 +46,7 @@ def retrieve_and_judge(
     eval_set: pa.Table, extracted_text: pa.Table, chunks: pa.Table, embeddings: pa.Table, embedder: Embedder,
     retrievers: Sequence[str], top_k: int, cross_encoder_folder: str = "", partition: str = "",
     bm25_config: BM25Config = BM25_DEFAULT, home: Path | None = None, ann_config: HNSWConfig = ANN_DEFAULT,
+    dense_block_rows: int = DENSE_BLOCK_ROWS,
 ) -> tuple[pa.Table, dict]:
     """(one row per query and retriever, the partition's figures).
 
@@ -60,7 +62,7 @@ def retrieve_and_judge(
     index = Index(chunk_ids=embeddings.column("chunk_id").to_pylist(), texts=chunks.column("text").to_pylist(),
                   vectors=vectors_of(embeddings, embedder.dimension), embedder=embedder,
                   cross_encoder=cross_encoder.load(cross_encoder_folder) if cross_encoder_folder else None,
-                  bm25_config=bm25_config, ann_config=ann_config,
+                  bm25_config=bm25_config, ann_config=ann_config, dense_block_rows=dense_block_rows,
                   token_cache=token_cache(home, embedder) if home else None)
     ran = available(index, retrievers)
     runs = run_retrievers(queries, index, top_k, ran)

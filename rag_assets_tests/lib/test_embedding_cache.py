@@ -55,3 +55,27 @@ def test_a_damaged_shard_is_discarded_with_a_warning_and_its_texts_embedded_agai
     np.testing.assert_array_equal(vectors[:, 0], [5, 4])
     assert not damaged.exists()
     assert any("discarded a damaged cache shard" in r.message and str(damaged) in r.message for r in caplog.records)
+
+
+def test_shards_from_a_cluster_are_cached_in_any_order_and_a_lost_shard_is_an_error(tmp_path):
+    import pytest
+
+    embed = CountingEmbedder()
+    texts = [f"text {i}" * (i % 5 + 1) for i in range(50)] + ["text 0"]
+
+    def last_shard_first(pending):
+        shards = [(np.arange(start, min(start + 8, len(pending))), embed(pending[start:start + 8]))
+                  for start in range(0, len(pending), 8)]
+        yield from reversed(shards)
+
+    streamed, embedded, reused = embed_with_cache(texts, None, EmbeddingCache(tmp_path / "a", 2),
+                                                  embed_shards=last_shard_first)
+    in_order, _, _ = embed_with_cache(texts, CountingEmbedder(), EmbeddingCache(tmp_path / "b", 2))
+    assert (embedded, reused) == (50, 1)
+    np.testing.assert_array_equal(streamed, in_order)
+
+    def loses_a_shard(pending):  # the last shard, of 2 texts, never arrives
+        yield from list(last_shard_first(pending))[1:]
+
+    with pytest.raises(RuntimeError, match="2 of 50 texts came back without a vector"):
+        embed_with_cache(texts, None, EmbeddingCache(tmp_path / "c", 2), embed_shards=loses_a_shard)

@@ -44,6 +44,7 @@ class Index:
     bm25_config: bm25.BM25Config = bm25.DEFAULT
     token_cache: TokenVectorCache | None = None
     ann_config: ann.HNSWConfig = ann.DEFAULT
+    dense_block_rows: int = dense.BLOCK_ROWS
     _bm25: bm25.BM25 | None = field(default=None, repr=False)
     _ann: ann.HNSWIndex | None = field(default=None, repr=False)
     _token_vectors: late_interaction.TokenVectors | None = field(default=None, repr=False)
