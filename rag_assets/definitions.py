@@ -14,6 +14,7 @@ from dagster import (
     SensorResult,
     define_asset_job,
     in_process_executor,
+    multiprocess_executor,
     sensor,
 )
 
@@ -111,6 +112,23 @@ def with_owners_and_tags(assets: list, owners: list[str], tags: dict[str, str]) 
         for asset in assets]
 
 
+EXECUTORS = {
+    # one process per run, not per step: a step pays no interpreter and model start of its own
+    "in_process": in_process_executor,
+    # a process per step, RAG_ASSETS_MAX_STEPS at once: the daemon's runs of several partitions, each
+    # run's steps beside the others' (see README, Scaling out)
+    "multiprocess": multiprocess_executor.configured(
+        {"max_concurrent": int(os.environ.get("RAG_ASSETS_MAX_STEPS", "0"))}, name="multiprocess"),
+}
+
+
+def executor_named(name: str):
+    """The executor ``name`` of ``EXECUTORS`` (``$RAG_ASSETS_EXECUTOR``, default in_process)."""
+    if name not in EXECUTORS:
+        raise ValueError(f"RAG_ASSETS_EXECUTOR={name!r}: the executors are {', '.join(EXECUTORS)}")
+    return EXECUTORS[name]
+
+
 def build_definitions(settings: RagSettings | None = None, models: EmbeddingModels | None = None) -> Definitions:
     """The graph bound to a storage folder, corpus and evaluation set (defaults: the project's)."""
     settings = settings or RagSettings()
@@ -120,8 +138,7 @@ def build_definitions(settings: RagSettings | None = None, models: EmbeddingMode
         jobs=JOBS,
         schedules=[input_observation, nightly_schedule(settings)],
         sensors=[model_registry, automation],
-        # one process per run, not per step: a step pays no interpreter and model start of its own
-        executor=in_process_executor,
+        executor=executor_named(os.environ.get("RAG_ASSETS_EXECUTOR", "in_process")),
         resources={
             "settings": settings,
             "models": models or EmbeddingModels(onnx_dir=str(paths.onnx_dir(Path(settings.home)))),

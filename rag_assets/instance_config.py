@@ -1,10 +1,11 @@
 """The Dagster instance a storage folder uses: its dagster.yaml.
 
 Embedded by default: SQLite under ``<home>/dagster``, nothing to run. With ``DAGSTER_PG_URL`` set
-(``postgresql://user:password@host:port/database``), a production instance instead: run, event-log
-and schedule storage in PostgreSQL (dagster-postgres), and the queued run coordinator, which starts at
-most ``RAG_ASSETS_MAX_RUNS`` runs at once (default 4). Either way the DuckDB writers' pool has one
-slot, so however many runs a backfill starts, one at a time writes ``metrics.duckdb``.
+(``postgresql+psycopg2://user:password@host:port/database``), a production instance instead: run,
+event-log and schedule storage in PostgreSQL (dagster-postgres). Either way runs started by the UI,
+sensors, schedules and backfills go through the queued run coordinator, which starts at most
+``RAG_ASSETS_MAX_RUNS`` runs at once (default 4), and the DuckDB writers' pool has one slot, so
+however many runs a backfill starts, one at a time writes ``metrics.duckdb``.
 
 The file is rewritten to match the environment only while it is the one rag_assets wrote (its first
 line says so); a dagster.yaml of your own is left as it is.
@@ -26,17 +27,7 @@ _TELEMETRY = "telemetry:\n  enabled: false\n"
 
 def instance_yaml(postgres: bool, max_runs: int = DEFAULT_MAX_RUNS) -> str:
     """dagster.yaml for the embedded (SQLite) instance, or the PostgreSQL one with queued runs."""
-    pools = ("  # DuckDB allows one writer per file: the pool of the asset that writes it gets one slot.\n"
-             "  pools:\n    default_limit: 1\n")
-    if not postgres:
-        return (f"{MARKER} (embedded SQLite instance; set {POSTGRES_URL_ENV_VAR} for PostgreSQL).\n"
-                f"concurrency:\n{pools}{_TELEMETRY}")
-    return f"""{MARKER} (PostgreSQL instance, because {POSTGRES_URL_ENV_VAR} is set).
-storage:
-  postgres:
-    postgres_url:
-      env: {POSTGRES_URL_ENV_VAR}
-# Runs started by the UI, sensors, schedules and backfills wait in a queue; the daemon (`dagster dev`,
+    concurrency = f"""# Runs started by the UI, sensors, schedules and backfills wait in a queue; the daemon (`dagster dev`,
 # or `dagster-daemon run`) starts at most max_concurrent_runs of them at once ({MAX_RUNS_ENV_VAR}).
 run_coordinator:
   module: dagster.core.run_coordinator
@@ -44,7 +35,18 @@ run_coordinator:
 concurrency:
   runs:
     max_concurrent_runs: {max_runs}
-{pools}{_TELEMETRY}"""
+  # DuckDB allows one writer per file: the pool of the asset that writes it gets one slot.
+  pools:
+    default_limit: 1
+"""
+    if not postgres:
+        return f"{MARKER} (embedded SQLite instance; set {POSTGRES_URL_ENV_VAR} for PostgreSQL).\n{concurrency}{_TELEMETRY}"
+    return f"""{MARKER} (PostgreSQL instance, because {POSTGRES_URL_ENV_VAR} is set).
+storage:
+  postgres:
+    postgres_url:
+      env: {POSTGRES_URL_ENV_VAR}
+{concurrency}{_TELEMETRY}"""
 
 
 def ensure_dagster_home(home: Path) -> Path:

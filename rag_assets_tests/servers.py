@@ -95,6 +95,17 @@ class DagsterDev:
         assert not group_alive(pgid), "dagster dev left processes running"
 
 
+def graphql(url: str, query: str, variables: dict) -> dict:
+    """The data of a GraphQL request to the Dagster webserver at ``url``; its errors raise."""
+    request = urllib.request.Request(f"{url}/graphql", headers={"Content-Type": "application/json"},
+                                     data=json.dumps({"query": query, "variables": variables}).encode())
+    with urllib.request.urlopen(request, timeout=60) as response:
+        answer = json.loads(response.read())
+    if answer.get("errors"):
+        raise RuntimeError(f"GraphQL errors: {answer['errors']}")
+    return answer["data"]
+
+
 def postgres_bin(program: str) -> Path:
     """A PostgreSQL server program from Debian's `postgresql` package (make test installs it)."""
     import glob

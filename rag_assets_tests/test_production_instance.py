@@ -1,15 +1,26 @@
 """The same graph on a production Dagster instance: a real PostgreSQL server (Debian's postgresql,
 started here by initdb and pg_ctl, stopped by its PID), selected by DAGSTER_PG_URL, with the queued
-run coordinator; runs and materialisations read back from PostgreSQL itself."""
+run coordinator; runs and materialisations read back from PostgreSQL itself. Then a backfill launched
+as the UI launches one and run by the daemon: two partitions at once on the multiprocess executor,
+one DuckDB writer, every row arriving."""
 
 import subprocess
 import sys
+import time
 
+import duckdb
 import psycopg2
-from dagster import AssetKey, AssetRecordsFilter, DagsterInstance, DagsterRunStatus, RunsFilter
+from dagster import AssetKey, AssetRecordsFilter, DagsterEventType, DagsterInstance, DagsterRunStatus, RunsFilter
 
 from rag_assets.definitions import COMMAND_TAG
-from rag_assets_tests.servers import PROJECT, PostgresServer, tiny_home_env
+from rag_assets.lib import paths
+from rag_assets_tests.servers import PROJECT, DagsterDev, PostgresServer, graphql, tiny_home_env
+
+LAUNCH_BACKFILL = """mutation($params: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $params) {
+  __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message } } }"""
+BACKFILL_STATUS = """query($id: String!) {
+  partitionBackfillOrError(backfillId: $id) { ... on PartitionBackfill { status } } }"""
+PARTITIONS = ["wordllama|boundaries", "wordllama|blind"]
 
 
 def test_the_whole_graph_runs_on_a_postgres_instance_with_queued_runs(tmp_path, monkeypatch):
@@ -54,5 +65,50 @@ def test_the_whole_graph_runs_on_a_postgres_instance_with_queued_runs(tmp_path, 
         second = subprocess.run(evaluate, env=env, cwd=PROJECT, capture_output=True, text=True, timeout=900)
         assert second.returncode == 0, second.stderr[-3000:]
         assert "up to date: model_partition [wordllama x boundaries]" in second.stdout
+
+        _backfill_runs_two_partitions_at_once_and_one_writer(home, env, tmp_path, monkeypatch)
     finally:
         server.stop()
+
+
+def _backfill_runs_two_partitions_at_once_and_one_writer(home, env, tmp_path, monkeypatch) -> None:
+    """Both partitions and the metrics, backfilled from the webserver; the daemon runs them."""
+    database = paths.duckdb_path(home)
+    with duckdb.connect(str(database), read_only=True) as connection:
+        [(evaluations_before,)] = connection.sql("SELECT count(*) FROM evaluation_runs").fetchall()
+    dev = DagsterDev(env | {"RAG_ASSETS_EXECUTOR": "multiprocess", "RAG_ASSETS_AUTOMATION": "stopped"},
+                     tmp_path / "dagster-dev.log")
+    try:
+        dev.wait_until_up()
+        launched = graphql(dev.url, LAUNCH_BACKFILL, {"params": {
+            "partitionNames": PARTITIONS, "assetSelection": [{"path": [name]} for name in (
+                "embeddings", "retrieval_runs", "refusal_calibration", "retrieval_metrics")]}})["launchPartitionBackfill"]
+        assert launched["__typename"] == "LaunchBackfillSuccess", launched
+        deadline, status = time.monotonic() + 600, "REQUESTED"
+        while status == "REQUESTED" and time.monotonic() < deadline:
+            time.sleep(3)
+            status = graphql(dev.url, BACKFILL_STATUS, {"id": launched["backfillId"]})["partitionBackfillOrError"]["status"]
+    finally:
+        dev.stop()
+    log = (tmp_path / "dagster-dev.log").read_text(errors="replace")
+    assert status == "COMPLETED_SUCCESS", f"the backfill ended {status}\n{log[-4000:]}"
+
+    monkeypatch.setenv("DAGSTER_PG_URL", env["DAGSTER_PG_URL"])
+    with DagsterInstance.from_config(str(home / "dagster")) as instance:
+        runs = instance.get_runs(RunsFilter(tags={"dagster/backfill": launched["backfillId"]}))
+        assert all(run.status == DagsterRunStatus.SUCCESS for run in runs)
+        windows = {run.tags.get("dagster/partition"): instance.get_run_record_by_id(run.run_id) for run in runs}
+        assert set(windows) == {*PARTITIONS, None}  # a run per partition, and the metrics' own
+        first, second = (windows[key] for key in PARTITIONS)
+        assert max(first.start_time, second.start_time) < min(first.end_time, second.end_time)  # at once
+        metrics = windows[None]
+        assert metrics.start_time >= max(first.end_time, second.end_time)  # after both, alone
+        for run in runs:  # each run's steps in processes of their own
+            engine = [entry.message for entry in instance.all_logs(run.run_id, of_type=DagsterEventType.ENGINE_EVENT)]
+            assert any("multiprocess executor" in message for message in engine), engine
+    with duckdb.connect(str(database), read_only=True) as connection:
+        [(evaluations,)] = connection.sql("SELECT count(*) FROM evaluation_runs").fetchall()
+        rows = connection.sql("SELECT strategy, count(*) FROM latest_results GROUP BY 1 ORDER BY 1").fetchall()
+    assert evaluations == evaluations_before + 1
+    # every row of both partitions arrived: 8 queries x 5 retrievers each (no cross encoder configured)
+    assert rows == [("blind", 40), ("boundaries", 40)]

@@ -8,17 +8,15 @@ current ones come from `docs/screenshots.py`).
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 from rag_assets.definitions import ASSETS
 from rag_assets_tests.assets.test_automation import copy_wordllama, flip_a_weight
-from rag_assets_tests.servers import DagsterDev, register_wordllama_copy, tiny_home_env
+from rag_assets_tests.servers import DagsterDev, graphql, register_wordllama_copy, tiny_home_env
 
 PROJECT = Path(__file__).resolve().parents[1]
 ARTEFACTS = PROJECT / "test-artefacts" / "ui"
@@ -28,13 +26,6 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"
 GROUPS = ["corpus", "evaluation", "chunks", "embeddings", "retrieval", "metrics"]
 STALE_QUERY = """query($key: AssetKeyInput!, $partitions: [String!]) {
   assetNodeOrError(assetKey: $key) { ... on AssetNode { staleStatusByPartition(partitions: $partitions) } } }"""
-
-
-def graphql(url: str, query: str, variables: dict) -> dict:
-    request = urllib.request.Request(f"{url}/graphql", headers={"Content-Type": "application/json"},
-                                     data=json.dumps({"query": query, "variables": variables}).encode())
-    with urllib.request.urlopen(request, timeout=60) as response:
-        return json.loads(response.read())["data"]
 
 
 def stale_by_partition(url: str, asset: str, partitions: list[str]) -> dict[str, str]:
