@@ -1,6 +1,10 @@
-"""Exact against approximate dense search at 10k, 100k and 1M vectors: query time, recall, build time, memory.
+"""Exact against approximate dense search at 10k, 100k and 1M vectors: query time, recall, build time,
+memory; exact search streamed from Parquet in bounded blocks; and embedding in process against
+embedding through a local Ray and Dask cluster on the same cores (the engines' overhead).
 
-    .venv/bin/python bench/scale.py [--sizes 10000 100000 1000000] [--queries 200] [--threads 2]
+    .venv/bin/python bench/scale.py [--sizes 10000 100000] [--queries 200] [--threads 2]
+    .venv/bin/python bench/scale.py --streamed 1000000 --block-rows 65536 262144
+    .venv/bin/python bench/scale.py --engines 1200
 
 The vectors are synthetic, seeded unit vectors of dimension 384 (MiniLM's), drawn around 2,000 random
 centres so that neighbourhoods exist, as in real embeddings; uniform random vectors in 384 dimensions
@@ -74,15 +78,167 @@ def _measure(rows: int, queries: int, threads: int) -> dict:
             "index_mb": index_mb, "queries": queries}
 
 
+def _streamed(rows: int, queries: int, block_rows: int, folder: Path) -> dict:
+    """Exact top 10 of ``queries`` queries in one pass over ``rows`` vectors read from Parquet
+    ``block_rows`` at a time (the file is written first, in blocks, by the parent)."""
+    from rag_assets.lib.embedding_rows import vector_blocks
+    from rag_assets.lib.retrievers.dense import top_k_of_blocks
+
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    asked = mixture(queries, seed=2)
+    started = time.perf_counter()
+    top_k_of_blocks(asked, vector_blocks(folder / f"vectors-{rows}.parquet", DIMENSION, block_rows), 10)
+    seconds = time.perf_counter() - started
+    return {"rows": rows, "block_rows": block_rows, "seconds": seconds, "queries": queries,
+            "peak_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - baseline) / 1024}
+
+
+def write_vectors(rows: int, path: Path) -> None:
+    """The seeded mixture as an embeddings-like Parquet file, written 100,000 rows at a time."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if path.exists():
+        return
+    generator = np.random.default_rng(1)
+    centres = np.random.default_rng(0).standard_normal((CENTRES, DIMENSION)).astype(np.float32)
+    schema = pa.schema([("vector", pa.list_(pa.float32(), DIMENSION))])
+    with pq.ParquetWriter(path, schema) as writer:
+        for start in range(0, rows, 100_000):
+            count = min(rows, start + 100_000) - start
+            block = centres[generator.integers(0, CENTRES, count)] + 0.6 * generator.standard_normal(
+                (count, DIMENSION)).astype(np.float32)
+            block /= np.linalg.norm(block, axis=1, keepdims=True)
+            writer.write_table(pa.table({"vector": pa.FixedSizeListArray.from_arrays(pa.array(block.reshape(-1)),
+                                                                                      DIMENSION)}, schema=schema))
+
+
+def corpus_texts(count: int) -> list[str]:
+    """``count`` chunk texts of the default corpus (strategy ``boundaries``), repeated if need be."""
+    from rag_assets.lib.chunking import STRATEGIES, chunk_document
+    from rag_assets.lib.corpus import scan_corpus
+    from rag_assets.lib.extraction import extract_document
+    from rag_assets.lib.paths import DEFAULT_CORPUS_DIR
+
+    texts = []
+    for entry in scan_corpus(DEFAULT_CORPUS_DIR):
+        doc = extract_document((DEFAULT_CORPUS_DIR / entry.path).read_bytes(), entry.format, entry.path)
+        texts += [c.text for c in chunk_document(entry.path, doc.title, doc.text, doc.sections,
+                                                 STRATEGIES["boundaries"])]
+    return [f"{texts[i % len(texts)]}" + (f" ({i // len(texts)})" if i >= len(texts) else "") for i in range(count)]
+
+
+def _engine(engine: str, count: int, folder: Path) -> dict:
+    """Texts per second embedding ``count`` corpus texts with all-MiniLM-L6-v2 through ``engine``
+    (the `embeddings` asset's path: the cache, shards of 64), the cluster already started."""
+    import os
+
+    from rag_assets.lib.cluster_embedding import DaskEmbedding, RayEmbedding
+    from rag_assets.lib.embedding import load_model
+    from rag_assets.lib.embedding_cache import EmbeddingCache, embed_with_cache
+    from rag_assets.lib.embedding_rows import BATCH
+
+    texts, embedder = corpus_texts(count), load_model("all-MiniLM-L6-v2")
+    cluster, address = None, os.environ.get("BENCH_CLUSTER_ADDRESS", "")
+    if engine == "ray":
+        cluster = RayEmbedding(address, embedder)
+    elif engine == "dask":
+        cluster = DaskEmbedding(address, embedder)
+    if cluster is not None:  # each worker loads the model before the clock starts, as a warm cluster has it
+        list(cluster.embed_shards([f"warm {i}" for i in range(64 * cluster.workers * 2)]))
+    else:
+        embedder.embed(["warm"] * 64)
+    started = time.perf_counter()
+    _, embedded, _ = embed_with_cache(texts, embedder.embed, EmbeddingCache(folder / engine, embedder.dimension),
+                                      BATCH, embed_shards=cluster.embed_shards if cluster else None)
+    seconds = time.perf_counter() - started
+    if cluster is not None:
+        cluster.close()
+    return {"engine": engine, "texts": embedded, "seconds": seconds, "per_second": embedded / seconds,
+            "workers": cluster.workers if cluster else 1}
+
+
+def engines(count: int, folder: Path) -> list[dict]:
+    """In process, then through a local Ray head and a Dask LocalCluster of 2 single-threaded workers
+    (OMP_NUM_THREADS=1 in the workers: 2 cores, as in process). Each in its own process."""
+    import os
+    import tempfile
+
+    results = []
+    for engine in ("in_process", "ray", "dask"):
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        stop = None
+        if engine == "ray":
+            import ray
+
+            temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")
+            ray.init(num_cpus=2, include_dashboard=False, _temp_dir=temp, log_to_driver=False,
+                     runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}})
+            env["BENCH_CLUSTER_ADDRESS"] = ray.get_runtime_context().gcs_address
+            stop = ray.shutdown
+        elif engine == "dask":
+            from distributed import LocalCluster
+
+            local = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                 env={"OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"})
+            env["BENCH_CLUSTER_ADDRESS"] = local.scheduler_address
+            stop = local.close
+        try:
+            output = subprocess.run([sys.executable, __file__, "--engine-one", engine, "--engines", str(count),
+                                     "--folder", str(folder)], check=True, capture_output=True, text=True,
+                                    env=env).stdout
+        finally:
+            if stop:
+                stop()
+        results.append(json.loads(output.strip().splitlines()[-1]))
+        print(f"{engine:>10}: {results[-1]['per_second']:.1f} texts/s ({results[-1]['texts']} texts in "
+              f"{results[-1]['seconds']:.1f} s, {results[-1]['workers']} workers)", flush=True)
+    base = results[0]["per_second"]
+    for result in results[1:]:
+        print(f"{result['engine']} against in process: {result['per_second'] / base:.2f}x the throughput "
+              f"(overhead {100 * (1 - result['per_second'] / base):.0f} %; target under 15 %)")
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--streamed", type=int, nargs="+", help="rows: exact search streamed from Parquet")
+    parser.add_argument("--block-rows", type=int, nargs="+", default=[65_536])
+    parser.add_argument("--engines", type=int, help="texts: embedding in process, on Ray, on Dask")
+    parser.add_argument("--folder", type=Path, default=ROOT / "storage" / "bench-scale")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--streamed-one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--engine-one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print(json.dumps(_measure(args.one, args.queries, args.threads)))
+        return 0
+    if args.streamed_one:
+        print(json.dumps(_streamed(args.streamed_one, args.queries, args.block_rows[0], args.folder)))
+        return 0
+    if args.engine_one:
+        print(json.dumps(_engine(args.engine_one, args.engines, args.folder)))
+        return 0
+    args.folder.mkdir(parents=True, exist_ok=True)
+    if args.engines:
+        engines(args.engines, args.folder)
+        return 0
+    if args.streamed:
+        for rows in args.streamed:
+            write_vectors(rows, args.folder / f"vectors-{rows}.parquet")
+            for block_rows in args.block_rows:
+                output = subprocess.run([sys.executable, __file__, "--streamed-one", str(rows), "--queries",
+                                         str(args.queries), "--block-rows", str(block_rows), "--folder",
+                                         str(args.folder)], check=True, capture_output=True, text=True).stdout
+                result = json.loads(output.strip().splitlines()[-1])
+                print(f"{rows:>9,} vectors ({rows * DIMENSION * 4 / 2**20:.0f} MB) streamed from Parquet in blocks of "
+                      f"{block_rows:,}: {result['queries']} queries in one pass, {result['seconds']:.1f} s "
+                      f"({1000 * result['seconds'] / result['queries']:.1f} ms/query), peak "
+                      f"{result['peak_mb']:.0f} MB above the interpreter", flush=True)
         return 0
     results = []
     for rows in args.sizes:
