@@ -40,8 +40,10 @@ postgres:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; \
 	  else echo "the production-instance test needs Debian's postgresql: sudo apt-get install postgresql" >&2; exit 1; fi; }
 
+# two test processes, a test file each at a time (TEST_WORKERS=0 runs them in this one)
+TEST_WORKERS ?= 2
 test: install-test browser postgres
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 ui: install
 	$(BIN)/rag-assets ui

@@ -214,9 +214,9 @@ class RayHead:
                     raise TimeoutError(f"Ray's head did not listen on {self.address} in {seconds} s")
                 time.sleep(0.5)
 
-    def stop(self, seconds: float = 30) -> None:
-        """SIGTERM to `ray start` (which stops its cluster), then SIGKILL to whatever of its session is
-        left after ``seconds``."""
+    def stop(self, seconds: float = 5) -> None:
+        """SIGTERM to `ray start` (which stops its cluster, but after work takes ~30 s to), then SIGKILL
+        to whatever of its session is left after ``seconds``."""
         import shutil
 
         sid = self.process.pid  # a new session: its id is the leader's pid
