@@ -163,20 +163,17 @@ def engines(count: int, folder: Path) -> list[dict]:
     """In process, then through a local Ray head and a Dask LocalCluster of 2 single-threaded workers
     (OMP_NUM_THREADS=1 in the workers: 2 cores, as in process). Each in its own process."""
     import os
-    import tempfile
 
     results = []
     for engine in ("in_process", "ray", "dask"):
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
         stop = None
-        if engine == "ray":
-            import ray
+        if engine == "ray":  # the tests' Ray head: `ray start --head` in its own session
+            from rag_assets_tests.servers import RayHead
 
-            temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")
-            ray.init(num_cpus=2, include_dashboard=False, _temp_dir=temp, log_to_driver=False,
-                     runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}})
-            env["BENCH_CLUSTER_ADDRESS"] = ray.get_runtime_context().gcs_address
-            stop = ray.shutdown
+            head = RayHead(cpus=2, env={"OMP_NUM_THREADS": "1"})
+            env |= {"BENCH_CLUSTER_ADDRESS": head.address, **head.client_env}
+            stop = head.stop
         elif engine == "dask":
             from distributed import LocalCluster
 
@@ -185,9 +182,11 @@ def engines(count: int, folder: Path) -> list[dict]:
             env["BENCH_CLUSTER_ADDRESS"] = local.scheduler_address
             stop = local.close
         try:
-            output = subprocess.run([sys.executable, __file__, "--engine-one", engine, "--engines", str(count),
-                                     "--folder", str(folder)], check=True, capture_output=True, text=True,
-                                    env=env).stdout
+            done = subprocess.run([sys.executable, __file__, "--engine-one", engine, "--engines", str(count),
+                                   "--folder", str(folder)], capture_output=True, text=True, env=env)
+            if done.returncode:
+                raise SystemExit(f"{engine} failed:\n{done.stderr[-3000:]}")
+            output = done.stdout
         finally:
             if stop:
                 stop()

@@ -183,13 +183,17 @@ class RayHead:
     """A real one-node Ray cluster: ``ray start --head --block`` in its own process session, every port
     free on 127.0.0.1, its files in a short temporary folder (Ray's socket paths must be short).
     Stopped by the PIDs of its session (SIGTERM, then SIGKILL): never ``ray stop``, which would stop
-    every Ray process of the machine."""
+    every Ray process of the machine. Ray's services listen on every interface (it has no setting to
+    bind loopback only), so the head requires a token of its own: a driver connects with
+    ``client_env`` in its environment (whatever token ~/.ray holds is not used)."""
 
-    def __init__(self, cpus: int = 2, seconds: float = 120) -> None:
+    def __init__(self, cpus: int = 2, seconds: float = 120, env: dict[str, str] | None = None) -> None:
+        import secrets
         import shutil
         import tempfile
 
         self.port = free_port()
+        self.client_env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
         self.folder = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))
         self.address = f"127.0.0.1:{self.port}"
         self.log = (self.folder / "head.log").open("wb")
@@ -199,20 +203,20 @@ class RayHead:
              "--node-ip-address", "127.0.0.1", "--include-dashboard=false", "--disable-usage-stats",
              "--temp-dir", str(self.folder), "--ray-client-server-port", str(free_port()),
              "--dashboard-agent-listen-port", str(free_port())],
-            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                 **self.client_env, **(env or {})},
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + seconds
         while True:
             if self.process.poll() is not None:
                 raise RuntimeError(f"ray start exited with {self.process.returncode}; see {self.log.name}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            # `ray start` says so once the head's services are up (its port opens before they are)
+            if b"Ray runtime started" in (self.folder / "head.log").read_bytes():
                 return
-            except OSError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise TimeoutError(f"Ray's head did not listen on {self.address} in {seconds} s")
-                time.sleep(0.5)
+            if time.monotonic() > deadline:
+                self.stop()
+                raise TimeoutError(f"Ray's head at {self.address} did not start in {seconds} s; see {self.log.name}")
+            time.sleep(0.5)
 
     def stop(self, seconds: float = 5) -> None:
         """SIGTERM to `ray start` (which stops its cluster, but after work takes ~30 s to), then SIGKILL

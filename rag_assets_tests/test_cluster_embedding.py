@@ -19,9 +19,13 @@ from rag_assets_tests.servers import RayHead
 @pytest.fixture(scope="module")
 def ray_head():
     head = RayHead(cpus=2)
+    saved = {name: os.environ.get(name) for name in head.client_env}
+    os.environ.update(head.client_env)  # this process is the driver: it needs the head's token
     try:
         yield head
     finally:
+        for name, value in saved.items():
+            os.environ.pop(name, None) if value is None else os.environ.__setitem__(name, value)
         head.stop()
 
 
