@@ -68,3 +68,26 @@ def test_an_eighth_strategy_is_one_registry_entry_and_a_new_partition():
     strategies, embedding_strategies = result.stdout.strip().splitlines()
     assert "'boundaries_header_256'" in strategies and strategies.count("'") == 2 * 8
     assert int(embedding_strategies) == 8  # and every model's embeddings get the new strategy
+
+
+def test_the_executor_comes_from_the_environment_and_an_unknown_one_is_refused(monkeypatch):
+    import pytest
+
+    from rag_assets.definitions import build_definitions
+
+    assert build_definitions().resolve_job_def("model_partition").executor_def.name == "in_process"
+    monkeypatch.setenv("RAG_ASSETS_EXECUTOR", "multiprocess")
+    assert build_definitions().resolve_job_def("model_partition").executor_def.name == "multiprocess"
+    monkeypatch.setenv("RAG_ASSETS_EXECUTOR", "k8s")
+    with pytest.raises(ValueError, match="RAG_ASSETS_EXECUTOR='k8s': the executors are in_process, multiprocess"):
+        build_definitions()
+
+
+def test_where_the_graph_runs_is_not_what_it_was_built_with():
+    from rag_assets.resources import RagSettings
+    from rag_assets.runner import settings_fingerprint
+
+    plain = RagSettings(home="/tmp/h")
+    assert settings_fingerprint(plain) == settings_fingerprint(RagSettings(
+        home="/tmp/h", ray_address="10.0.0.5:6379", dense_block_rows=1024))  # an engine or a block size
+    assert settings_fingerprint(plain) != settings_fingerprint(RagSettings(home="/tmp/h", top_k=10))
