@@ -4,7 +4,7 @@ embedding through a local Ray and Dask cluster on the same cores (the engines' o
 
     .venv/bin/python bench/scale.py [--sizes 10000 100000] [--queries 200] [--threads 2]
     .venv/bin/python bench/scale.py --streamed 1000000 --block-rows 65536 262144
-    .venv/bin/python bench/scale.py --engines 1200
+    .venv/bin/python bench/scale.py --engines 1200 [--layout 1x2|2x1]
 
 The vectors are synthetic, seeded unit vectors of dimension 384 (MiniLM's), drawn around 2,000 random
 centres so that neighbourhoods exist, as in real embeddings; uniform random vectors in 384 dimensions
@@ -133,18 +133,20 @@ def _engine(engine: str, count: int, folder: Path) -> dict:
     """Texts per second embedding ``count`` corpus texts with all-MiniLM-L6-v2 through ``engine``
     (the `embeddings` asset's path: the cache, shards of 64), the cluster already started."""
     import os
+    import shutil
 
     from rag_assets.lib.cluster_embedding import DaskEmbedding, RayEmbedding
     from rag_assets.lib.embedding import load_model
     from rag_assets.lib.embedding_cache import EmbeddingCache, embed_with_cache
     from rag_assets.lib.embedding_rows import BATCH
 
+    shutil.rmtree(folder / engine, ignore_errors=True)  # an empty cache: every text is embedded
     texts, embedder = corpus_texts(count), load_model("all-MiniLM-L6-v2")
     cluster, address = None, os.environ.get("BENCH_CLUSTER_ADDRESS", "")
     if engine == "ray":
-        cluster = RayEmbedding(address, embedder)
+        cluster = RayEmbedding(address, embedder, cpus_per_actor=int(os.environ["BENCH_THREADS"]))
     elif engine == "dask":
-        cluster = DaskEmbedding(address, embedder)
+        cluster = DaskEmbedding(address, embedder, threads=int(os.environ["BENCH_THREADS"]))
     if cluster is not None:  # each worker loads the model before the clock starts, as a warm cluster has it
         list(cluster.embed_shards([f"warm {i}" for i in range(64 * cluster.workers * 2)]))
     else:
@@ -159,9 +161,11 @@ def _engine(engine: str, count: int, folder: Path) -> dict:
             "workers": cluster.workers if cluster else 1}
 
 
-def engines(count: int, folder: Path) -> list[dict]:
-    """In process, then through a local Ray head and a Dask LocalCluster of 2 single-threaded workers
-    (OMP_NUM_THREADS=1 in the workers: 2 cores, as in process). Each in its own process."""
+def engines(count: int, folder: Path, workers: int, threads: int) -> list[dict]:
+    """In process (the model's threads on every core), then through a local Ray head and a Dask
+    LocalCluster of ``workers`` workers whose model runs on ``threads`` threads each (workers x threads
+    = the cores: 1 x 2 isolates the engine's own cost, 2 x 1 is one model per core). Each in its own
+    process."""
     import os
 
     results = []
@@ -171,15 +175,15 @@ def engines(count: int, folder: Path) -> list[dict]:
         if engine == "ray":  # the tests' Ray head: `ray start --head` in its own session
             from rag_assets_tests.servers import RayHead
 
-            head = RayHead(cpus=2, env={"OMP_NUM_THREADS": "1"})
-            env |= {"BENCH_CLUSTER_ADDRESS": head.address, **head.client_env}
+            head = RayHead(cpus=workers * threads)
+            env |= {"BENCH_CLUSTER_ADDRESS": head.address, "BENCH_THREADS": str(threads), **head.client_env}
             stop = head.stop
         elif engine == "dask":
             from distributed import LocalCluster
 
-            local = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                 env={"OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"})
-            env["BENCH_CLUSTER_ADDRESS"] = local.scheduler_address
+            local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                 env={"OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1"})
+            env |= {"BENCH_CLUSTER_ADDRESS": local.scheduler_address, "BENCH_THREADS": str(threads)}
             stop = local.close
         try:
             done = subprocess.run([sys.executable, __file__, "--engine-one", engine, "--engines", str(count),
@@ -208,6 +212,7 @@ def main() -> int:
     parser.add_argument("--streamed", type=int, nargs="+", help="rows: exact search streamed from Parquet")
     parser.add_argument("--block-rows", type=int, nargs="+", default=[65_536])
     parser.add_argument("--engines", type=int, help="texts: embedding in process, on Ray, on Dask")
+    parser.add_argument("--layout", default="1x2", help="cluster workers x model threads each (1x2, 2x1)")
     parser.add_argument("--folder", type=Path, default=ROOT / "storage" / "bench-scale")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--streamed-one", type=int, help=argparse.SUPPRESS)
@@ -224,7 +229,8 @@ def main() -> int:
         return 0
     args.folder.mkdir(parents=True, exist_ok=True)
     if args.engines:
-        engines(args.engines, args.folder)
+        workers, threads = (int(part) for part in args.layout.split("x"))
+        engines(args.engines, args.folder, workers, threads)
         return 0
     if args.streamed:
         for rows in args.streamed:

@@ -30,8 +30,15 @@ SHARD = 64  # texts per task (Dask) or per actor call (Ray)
 _WORKER_MODELS: dict[tuple[ModelSpec, str], Embedder] = {}
 
 
-def embed_on_worker(spec: ModelSpec, onnx_dir: str, revision: str, texts: Sequence[str]) -> np.ndarray:
-    """Runs on a worker: the shard's vectors, with the model it keeps loaded."""
+def embed_on_worker(spec: ModelSpec, onnx_dir: str, revision: str, texts: Sequence[str],
+                    threads: int = 0) -> np.ndarray:
+    """Runs on a worker: the shard's vectors, with the model it keeps loaded (on ``threads`` threads;
+    0 leaves the worker's setting, which Dask's and Ray's workers set to 1)."""
+    if threads:
+        import torch
+
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
     key = (spec, onnx_dir)
     if key not in _WORKER_MODELS:
         _WORKER_MODELS[key] = load_model(spec.key, {spec.key: spec}, Path(onnx_dir) if onnx_dir else None)
@@ -48,15 +55,16 @@ def shards_of(texts: Sequence[str]) -> list[tuple[int, list[str]]]:
 
 
 class DaskEmbedding:
-    """The texts through the Dask cluster whose scheduler is at ``address``, for the driver's model."""
+    """The texts through the Dask cluster whose scheduler is at ``address``, for the driver's model
+    (on ``threads`` threads per task; 0 leaves Dask's one)."""
 
     engine = "dask"
 
-    def __init__(self, address: str, embedder: Embedder, onnx_dir: Path | None = None) -> None:
+    def __init__(self, address: str, embedder: Embedder, onnx_dir: Path | None = None, threads: int = 0) -> None:
         from distributed import Client
 
         self.client = Client(address, set_as_default=False, timeout="60s")
-        self.embedder, self.onnx_dir = embedder, str(onnx_dir or "")
+        self.embedder, self.onnx_dir, self.threads = embedder, str(onnx_dir or ""), threads
         self.workers = max(1, len(self.client.scheduler_info()["workers"]))
 
     def embed_shards(self, texts: Sequence[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -65,7 +73,7 @@ class DaskEmbedding:
 
         shards = shards_of(texts)
         futures = {self.client.submit(embed_on_worker, self.embedder.spec, self.onnx_dir, self.embedder.revision,
-                                      shard, pure=False): offset for offset, shard in shards}
+                                      shard, self.threads, pure=False): offset for offset, shard in shards}
         for future in as_completed(list(futures), loop=self.client.loop):
             vectors = future.result()
             yield np.arange(futures[future], futures[future] + len(vectors)), vectors
@@ -78,29 +86,30 @@ class DaskEmbedding:
 class _ModelActor:
     """A Ray Data actor: loads the model once and embeds the batches given to it."""
 
-    def __init__(self, spec: ModelSpec, onnx_dir: str, revision: str) -> None:
-        self.spec, self.onnx_dir, self.revision = spec, onnx_dir, revision
+    def __init__(self, spec: ModelSpec, onnx_dir: str, revision: str, threads: int) -> None:
+        self.spec, self.onnx_dir, self.revision, self.threads = spec, onnx_dir, revision, threads
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        vectors = embed_on_worker(self.spec, self.onnx_dir, self.revision, [str(text) for text in batch["text"]])
+        vectors = embed_on_worker(self.spec, self.onnx_dir, self.revision, [str(text) for text in batch["text"]],
+                                  self.threads)
         return {"position": batch["position"], "vector": vectors}
 
 
 class RayEmbedding:
-    """The texts through the Ray cluster at ``address``: Ray Data ``map_batches`` with one
-    model-holding actor per CPU of the cluster (``actors`` to choose fewer)."""
+    """The texts through the Ray cluster at ``address``: Ray Data ``map_batches`` with a
+    model-holding actor per ``cpus_per_actor`` CPUs of the cluster (the model's threads)."""
 
     engine = "ray"
 
     def __init__(self, address: str, embedder: Embedder, onnx_dir: Path | None = None,
-                 actors: int | None = None) -> None:
+                 cpus_per_actor: int = 1) -> None:
         import ray
 
         self._connected_here = not ray.is_initialized()
         if self._connected_here:
             ray.init(address=address, log_to_driver=False, logging_level="WARNING", include_dashboard=False)
-        self.embedder, self.onnx_dir = embedder, str(onnx_dir or "")
-        self.workers = actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self.embedder, self.onnx_dir, self.cpus_per_actor = embedder, str(onnx_dir or ""), cpus_per_actor
+        self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)) // cpus_per_actor)
 
     def embed_shards(self, texts: Sequence[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(positions in ``texts``, vectors) of each finished batch, streamed from the actors."""
@@ -115,9 +124,10 @@ class RayEmbedding:
         blocks = [pa.table({"position": pa.array(range(offset, offset + len(shard)), pa.int64()),
                             "text": pa.array(shard, pa.string())}) for offset, shard in shards_of(texts)]
         dataset = ray.data.from_arrow(blocks).map_batches(
-            _ModelActor, fn_constructor_args=(self.embedder.spec, self.onnx_dir, self.embedder.revision),
-            batch_size=SHARD, batch_format="numpy", num_cpus=1,
-            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=self.workers))
+            _ModelActor, fn_constructor_args=(self.embedder.spec, self.onnx_dir, self.embedder.revision,
+                                              self.cpus_per_actor),
+            batch_size=SHARD, batch_format="numpy", num_cpus=self.cpus_per_actor,
+            compute=ray.data.ActorPoolStrategy(size=self.workers))  # every actor from the start
         for batch in dataset.iter_batches(batch_size=None, batch_format="numpy", prefetch_batches=0):
             yield np.asarray(batch["position"], dtype=np.int64), np.asarray(batch["vector"], dtype=np.float32)
 
