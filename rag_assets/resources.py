@@ -100,7 +100,7 @@ class RagSettings(ConfigurableResource):
     dense_block_rows: int = Field(
         default=DENSE_BLOCK_ROWS, ge=1,
         description="The dense retriever scores this many chunk vectors at a time: its working memory per query "
-        "(4 bytes a row), whatever the collection's size.")
+        "is about 20 bytes a row, whatever the collection's size.")
     ann_m: int = Field(default=32, description="The ann retriever's HNSW graph: neighbours per node (faiss M).")
     ann_ef_construction: int = Field(default=200, description="The ann retriever's HNSW candidate list while building.")
     ann_ef_search: int = Field(default=128, description="The ann retriever's HNSW candidate list while searching.")

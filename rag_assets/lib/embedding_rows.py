@@ -41,8 +41,10 @@ def vectors_of(table: pa.Table, dimension: int) -> np.ndarray:
 
 def vector_blocks(path: Path, dimension: int, block_rows: int) -> Iterator[np.ndarray]:
     """The ``vector`` column of a stored embeddings file as float32 arrays of at most ``block_rows``
-    rows, read a batch at a time: for scoring a collection larger than memory (``top_k_of_blocks``)."""
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=block_rows, columns=["vector"]):
+    rows, read a batch at a time: for scoring a collection larger than memory (``top_k_of_blocks``).
+    Arrow decodes a whole row group at once, so memory is bounded by the file's row-group size too."""
+    for batch in pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=block_rows, columns=["vector"],
+                                                                     use_threads=False):
         flat = np.asarray(batch.column(0).flatten().to_numpy(), dtype=np.float32)
         yield flat.reshape(batch.num_rows, dimension)
 

@@ -1,9 +1,9 @@
 """Dense retrieval: exact cosine top-k over L2-normalised chunk vectors.
 
 No approximate index: a matrix product and a partial sort, over the chunk vectors in blocks of
-``block_rows`` rows, merging each block's top k into the running top k. The scores' working memory
-is queries x ``block_rows`` floats, set by the ``dense_block_rows`` setting and not by the size of the
-collection; ``top_k_of_blocks`` takes the blocks from anywhere (a Parquet file read a row group at a
+``block_rows`` rows, merging each block's top k into the running top k. The working memory is
+about 20 bytes per query and block row (the scores, their negation, the partial sort's int64
+indices), set by the ``dense_block_rows`` setting and not by the size of the collection; ``top_k_of_blocks`` takes the blocks from anywhere (a Parquet file read a row group at a
 time, a memory map). With unit vectors the cosine is the dot product, and the reported distance is
 ``1 - cos``.
 """
@@ -14,7 +14,7 @@ from typing import Iterable
 
 import numpy as np
 
-BLOCK_ROWS = 65_536  # 256 KB of scores per query
+BLOCK_ROWS = 65_536  # about 1.3 MB of working memory per query
 
 
 def top_k_of_blocks(query_vectors: np.ndarray, blocks: Iterable[np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
