@@ -127,7 +127,7 @@ class RayEmbedding:
             _ModelActor, fn_constructor_args=(self.embedder.spec, self.onnx_dir, self.embedder.revision,
                                               self.cpus_per_actor),
             batch_size=SHARD, batch_format="numpy", num_cpus=self.cpus_per_actor,
-            compute=ray.data.ActorPoolStrategy(size=self.workers))  # every actor from the start
+            compute=ray.data.ActorPoolStrategy(size=min(self.workers, len(blocks))))  # all from the start
         for batch in dataset.iter_batches(batch_size=None, batch_format="numpy", prefetch_batches=0):
             yield np.asarray(batch["position"], dtype=np.int64), np.asarray(batch["vector"], dtype=np.float32)
 
