@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from rag_assets.lib.retrievers.ann import HNSWConfig, HNSWIndex, recall_against_exact
 from rag_assets.lib.retrievers.dense import dense_top_k
@@ -30,3 +31,25 @@ def test_small_and_empty_indexes():
     assert sorted(found[0].tolist()) == [0, 1, 2] and found[0][0] == 0
     empty = HNSWIndex(np.zeros((0, 8), np.float32)).search(chunks[:1], 5)
     assert empty[0].shape == (1, 0)
+
+
+def test_the_duckdb_view_and_the_partition_metadata_compute_the_same_recall():
+    """ann_recall is computed twice: in Python for retrieval_runs' metadata, in SQL for the report.
+    On lists where the graph misses some of the exact top k, both give the same shares."""
+    import duckdb
+
+    from rag_assets.lib.metrics import ANN_RECALL_VIEW
+    from rag_assets.lib.retrievers.ann import RECALL_DEPTHS, recall_against_exact
+
+    exact = [[f"c{i}" for i in range(25)], [f"c{i}" for i in range(3)], [f"c{i}" for i in range(25, 0, -1)]]
+    approximate = [["x", *exact[0][1:]], ["c2", "y", "c0"], [*exact[2][:9], "z", *exact[2][10:24], "w"]]
+    connection = duckdb.connect()
+    connection.execute("CREATE TABLE latest_results (model VARCHAR, strategy VARCHAR, query_id VARCHAR, "
+                       "retriever VARCHAR, chunk_ids VARCHAR[], stage_ms DOUBLE)")
+    for number, (a, e) in enumerate(zip(approximate, exact)):
+        connection.execute("INSERT INTO latest_results VALUES ('m', 's', ?, 'ann', ?, 1.0), ('m', 's', ?, 'dense', ?, 2.0)",
+                           [f"q{number}", a, f"q{number}", e])
+    connection.execute(ANN_RECALL_VIEW)
+    row = connection.sql("SELECT * FROM ann_recall").fetchall()[0]
+    in_python = [recall_against_exact(approximate, exact, k) for k in RECALL_DEPTHS]
+    assert row[3:3 + len(RECALL_DEPTHS)] == pytest.approx(in_python) and min(in_python) < 1.0
