@@ -4,7 +4,7 @@ embedding through a local Ray and Dask cluster on the same cores (the engines' o
 
     .venv/bin/python bench/scale.py [--sizes 10000 100000] [--queries 200] [--threads 2]
     .venv/bin/python bench/scale.py --streamed 1000000 --block-rows 65536 262144
-    .venv/bin/python bench/scale.py --engines 1200 [--layout 1x2|2x1]
+    .venv/bin/python bench/scale.py --engines 1200 [--layout 1x2|2x1] [--rounds 3]
 
 The vectors are synthetic, seeded unit vectors of dimension 384 (MiniLM's), drawn around 2,000 random
 centres so that neighbourhoods exist, as in real embeddings; uniform random vectors in 384 dimensions
@@ -25,6 +25,7 @@ import argparse
 import json
 import math
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -131,9 +132,19 @@ def corpus_texts(count: int) -> list[str]:
     return [f"{texts[i % len(texts)]}" + (f" ({i // len(texts)})" if i >= len(texts) else "") for i in range(count)]
 
 
+def engine_passes(count: int) -> tuple[list[str], list[str]]:
+    """Two passes of the same ``count // 2`` corpus texts: the short one once, the long one twice
+    (each copy marked, so the cache embeds every text). The long pass is exactly twice the short
+    one's work, so their difference is the marginal cost of ``count // 2`` texts, free of what a
+    pass costs once (Ray Data starts a new actor pool, each loading the model, for every dataset)."""
+    base = corpus_texts(count // 2)
+    return [f"{text} [a]" for text in base], [f"{text} [{mark}]" for mark in "bc" for text in base]
+
+
 def _engine(engine: str, count: int, folder: Path) -> dict:
-    """Texts per second embedding ``count`` corpus texts with all-MiniLM-L6-v2 through ``engine``
-    (the `embeddings` asset's path: the cache, shards of 64), the cluster already started."""
+    """Seconds to embed the two passes of ``engine_passes(count)`` with all-MiniLM-L6-v2 through
+    ``engine`` (the `embeddings` asset's path: the cache, shards of 64, an empty cache each pass),
+    the cluster already started and its workers warm."""
     import os
     import shutil
 
@@ -142,71 +153,121 @@ def _engine(engine: str, count: int, folder: Path) -> dict:
     from rag_assets.lib.embedding_cache import EmbeddingCache, embed_with_cache
     from rag_assets.lib.embedding_rows import BATCH
 
-    shutil.rmtree(folder / engine, ignore_errors=True)  # an empty cache: every text is embedded
-    texts, embedder = corpus_texts(count), load_model("all-MiniLM-L6-v2")
+    short, long = engine_passes(count)
+    embedder = load_model("all-MiniLM-L6-v2")
     cluster, address = None, os.environ.get("BENCH_CLUSTER_ADDRESS", "")
     if engine == "ray":
         cluster = RayEmbedding(address, embedder, cpus_per_actor=int(os.environ["BENCH_THREADS"]))
     elif engine == "dask":
         cluster = DaskEmbedding(address, embedder, threads=int(os.environ["BENCH_THREADS"]))
-    if cluster is not None:  # each worker loads the model before the clock starts, as a warm cluster has it
-        list(cluster.embed_shards([f"warm {i}" for i in range(64 * cluster.workers * 2)]))
+    # before the clock: each worker loads the model and runs it on the passes' texts, marked apart (the
+    # first batches at a new sequence length cost more: without this, the first pass paid 1.7 s more
+    # in process), as a warm cluster has it
+    warm = [f"{text} [w]" for text in short]
+    if cluster is not None:
+        list(cluster.embed_shards(warm))
     else:
-        embedder.embed(["warm"] * 64)
-    started = time.perf_counter()
-    _, embedded, _ = embed_with_cache(texts, embedder.embed, EmbeddingCache(folder / engine, embedder.dimension),
-                                      BATCH, embed_shards=cluster.embed_shards if cluster else None)
-    seconds = time.perf_counter() - started
+        embedder.embed(warm)
+    seconds, driver_cpu = {}, {}
+    for name, texts in (("short", short), ("long", long)):
+        shutil.rmtree(folder / engine, ignore_errors=True)  # an empty cache: every text is embedded
+        started, cpu = time.perf_counter(), time.process_time()
+        _, embedded, _ = embed_with_cache(texts, embedder.embed, EmbeddingCache(folder / engine, embedder.dimension),
+                                          BATCH, embed_shards=cluster.embed_shards if cluster else None)
+        seconds[name], driver_cpu[name] = time.perf_counter() - started, time.process_time() - cpu
+        assert embedded == len(texts), f"{engine} embedded {embedded} of {len(texts)} texts"
     if cluster is not None:
         cluster.close()
-    return {"engine": engine, "texts": embedded, "seconds": seconds, "per_second": embedded / seconds,
-            "workers": cluster.workers if cluster else 1}
+    marginal = (len(long) - len(short)) / (seconds["long"] - seconds["short"])
+    return {"engine": engine, "short_texts": len(short), "long_texts": len(long), "short_s": seconds["short"],
+            "long_s": seconds["long"], "per_second": len(long) / seconds["long"], "marginal_per_second": marginal,
+            "fixed_s": seconds["long"] - len(long) / marginal, "workers": cluster.workers if cluster else 1,
+            "driver_cpu_s": driver_cpu["long"]}
 
 
-def engines(count: int, folder: Path, workers: int, threads: int) -> list[dict]:
-    """In process (the model's threads on every core), then through a local Ray head and a Dask
-    LocalCluster of ``workers`` workers whose model runs on ``threads`` threads each (workers x threads
-    = the cores: 1 x 2 isolates the engine's own cost, 2 x 1 is one model per core). Each in its own
-    process."""
+ENGINES = ("in_process", "ray", "dask")
+
+
+def _engine_run(engine: str, count: int, folder: Path, workers: int, threads: int) -> dict:
+    """One engine's passes in a process of their own, its cluster started before and stopped after."""
     import os
 
-    results = []
-    for engine in ("in_process", "ray", "dask"):
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-        stop = None
-        if engine == "ray":  # the tests' Ray head: `ray start --head` in its own session
-            from rag_assets_tests.servers import RayHead
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    stop = None
+    if engine == "ray":  # the tests' Ray head: `ray start --head` in its own session
+        from rag_assets_tests.servers import RayHead
 
-            head = RayHead(cpus=workers * threads)
-            env |= {"BENCH_CLUSTER_ADDRESS": head.address, "BENCH_THREADS": str(threads), **head.client_env}
-            stop = head.stop
-        elif engine == "dask":
-            from distributed import LocalCluster
+        head = RayHead(cpus=workers * threads)
+        env |= {"BENCH_CLUSTER_ADDRESS": head.address, "BENCH_THREADS": str(threads), **head.client_env}
+        stop = head.stop
+    elif engine == "dask":
+        from distributed import LocalCluster
 
-            local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                 env={"OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1"})
-            env |= {"BENCH_CLUSTER_ADDRESS": local.scheduler_address, "BENCH_THREADS": str(threads)}
-            stop = local.close
-        try:
-            done = subprocess.run([sys.executable, __file__, "--engine-one", engine, "--engines", str(count),
-                                   "--folder", str(folder)], capture_output=True, text=True, env=env)
-            if done.returncode:
-                raise SystemExit(f"{engine} failed:\n{done.stderr[-3000:]}")
-            output = done.stdout
-        finally:
-            if stop:
-                stop()
-        results.append(json.loads(output.strip().splitlines()[-1]))
-        print(f"{engine:>10}: {results[-1]['per_second']:.1f} texts/s ({results[-1]['texts']} texts in "
-              f"{results[-1]['seconds']:.1f} s, {results[-1]['workers']} workers)", flush=True)
-    base = results[0]["per_second"]
-    for result in results[1:]:
-        print(f"{result['engine']} against in process: {result['per_second'] / base:.2f}x the throughput "
-              f"(overhead {100 * (1 - result['per_second'] / base):.0f} %; target under 15 %)")
-    return results
+        saved = dict(os.environ)
+        local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                             env={"OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1"})
+        env |= {"BENCH_CLUSTER_ADDRESS": local.scheduler_address, "BENCH_THREADS": str(threads)}
+
+        def stop():
+            # Dask's nanny sets its workers' variables (OMP_NUM_THREADS=1, MALLOC_TRIM_THRESHOLD_=65536,
+            # ...) in this process's environment and leaves them there (dask/distributed#6749): every
+            # process started after it inherited them, and the in-process runs after a Dask run
+            # embedded on one thread at 21 texts/s instead of 55
+            local.close()
+            os.environ.clear()
+            os.environ.update(saved)
+    try:
+        done = subprocess.run([sys.executable, __file__, "--engine-one", engine, "--engines", str(count),
+                               "--folder", str(folder)], capture_output=True, text=True, env=env)
+        if done.returncode:
+            raise SystemExit(f"{engine} failed:\n{done.stderr[-3000:]}")
+    finally:
+        if stop:
+            stop()
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def engines(count: int, folder: Path, workers: int, threads: int, rounds: int) -> list[dict]:
+    """In process (the model's threads on every core), then through a local Ray head and a Dask
+    LocalCluster of ``workers`` workers whose model runs on ``threads`` threads each (workers x threads
+    = the cores: 1 x 2 isolates the engine's own cost, 2 x 1 is one model per core).
+
+    ``rounds`` rounds, the engines' order rotated each round (in process first, then second, ...),
+    so that a machine getting slower or faster during the run favours none of them; the ratios are
+    of medians over the rounds. Each run is two passes (see ``engine_passes``): the marginal
+    throughput (texts per second once a pass is going) and the fixed seconds a pass costs besides."""
+    import statistics
+
+    results: dict[str, list[dict]] = {engine: [] for engine in ENGINES}
+    for round_number in range(rounds):
+        order = ENGINES[round_number % len(ENGINES):] + ENGINES[:round_number % len(ENGINES)]
+        for engine in order:
+            result = _engine_run(engine, count, folder, workers, threads)
+            results[engine].append(result)
+            print(f"round {round_number + 1} {engine:>10}: marginal {result['marginal_per_second']:.1f} texts/s, "
+                  f"fixed {result['fixed_s']:.1f} s a pass; {result['long_texts']} texts in {result['long_s']:.1f} s "
+                  f"({result['per_second']:.1f} texts/s), {result['short_texts']} in {result['short_s']:.1f} s; "
+                  f"{result['workers']} workers; the driver's CPU {result['driver_cpu_s']:.1f} s in the long pass",
+                  flush=True)
+    median = {engine: {key: statistics.median(run[key] for run in runs)
+                       for key in ("marginal_per_second", "per_second", "fixed_s")} for engine, runs in results.items()}
+    base = median["in_process"]
+    print(f"layout {workers}x{threads}, {rounds} rounds, medians:")
+    for engine in ENGINES:
+        figures = median[engine]
+        print(f"{engine:>10}: marginal {figures['marginal_per_second']:.1f} texts/s "
+              f"({figures['marginal_per_second'] / base['marginal_per_second']:.2f}x in process), "
+              f"{2 * (count // 2)} texts end to end {figures['per_second']:.1f} texts/s "
+              f"({figures['per_second'] / base['per_second']:.2f}x), fixed {figures['fixed_s']:.1f} s a pass")
+    for engine in ENGINES[1:]:
+        overhead = 1 - median[engine]["marginal_per_second"] / base["marginal_per_second"]
+        print(f"{engine} overhead on throughput: {100 * overhead:.0f} % (target under 15 %: "
+              f"{'met' if overhead < 0.15 else 'not met'})")
+    return [run for runs in results.values() for run in runs]
 
 
 def main() -> int:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: the clusters are stopped too (finally)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--queries", type=int, default=200)
@@ -215,6 +276,7 @@ def main() -> int:
     parser.add_argument("--block-rows", type=int, nargs="+", default=[65_536])
     parser.add_argument("--engines", type=int, help="texts: embedding in process, on Ray, on Dask")
     parser.add_argument("--layout", default="1x2", help="cluster workers x model threads each (1x2, 2x1)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the engines, their order rotated")
     parser.add_argument("--folder", type=Path, default=ROOT / "storage" / "bench-scale")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--streamed-one", type=int, help=argparse.SUPPRESS)
@@ -232,7 +294,7 @@ def main() -> int:
     args.folder.mkdir(parents=True, exist_ok=True)
     if args.engines:
         workers, threads = (int(part) for part in args.layout.split("x"))
-        engines(args.engines, args.folder, workers, threads)
+        engines(args.engines, args.folder, workers, threads, args.rounds)
         return 0
     if args.streamed:
         for rows in args.streamed:

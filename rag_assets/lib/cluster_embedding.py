@@ -13,10 +13,19 @@ Parquet shard by shard), vectors end in the order of the texts, and the stamp is
 worker loads each model once and keeps it; a worker whose installed weights differ from the
 driver's refuses, naming both revisions (mixing weights is an error, not a warning). Every worker
 needs this package and the model packages installed, as the driver has them.
+
+A worker process also lets glibc's malloc keep freed memory for reuse (``keep_freed_memory``):
+Dask's nanny starts its workers with ``MALLOC_TRIM_THRESHOLD_=65536``, and with that the model ran
+about 28 % slower than in process (every tensor of a forward pass mapped from the kernel and
+returned to it).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import logging
+import os
 import socket
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -28,12 +37,44 @@ from rag_assets.lib.embedding import Embedder, ModelSpec, load_model
 SHARD = 64  # texts per task (Dask) or per actor call (Ray)
 
 _WORKER_MODELS: dict[tuple[ModelSpec, str], Embedder] = {}
+log = logging.getLogger(__name__)
+
+# Any of these in the environment turns off glibc's dynamic mmap threshold, fixing it at 128 KiB
+# (mallopt(3)): each larger block (every activation tensor of a forward pass) is then mapped from the
+# kernel and unmapped when freed, page faults and all.
+FIXED_MALLOC_SETTINGS = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_")
+MMAP_THRESHOLD = 32 * 2**20  # the ceiling glibc's dynamic threshold reaches on 64-bit machines
+TRIM_THRESHOLD = 64 * 2**20  # freed memory kept for reuse before it is returned: at most this much
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
+_malloc_kept: bool | None = None
+
+
+def keep_freed_memory() -> bool:
+    """In a worker process started with fixed malloc thresholds (Dask's nanny sets
+    ``MALLOC_TRIM_THRESHOLD_=65536`` for every worker), let glibc keep up to ``TRIM_THRESHOLD`` of
+    freed memory for reuse and serve blocks below ``MMAP_THRESHOLD`` from its heap, as a process
+    with glibc's defaults ends up doing. Measured here: all-MiniLM-L6-v2 embedded 256 texts in 5.8 s
+    under Dask's setting, 4.5 s after this, as in process. Once per process; True when it changed
+    the settings, False when none was fixed or the C library is not glibc."""
+    global _malloc_kept
+    if _malloc_kept is None:
+        _malloc_kept = False
+        fixed = [name for name in FIXED_MALLOC_SETTINGS if name in os.environ]
+        library = ctypes.util.find_library("c") if fixed else None
+        mallopt = getattr(ctypes.CDLL(library), "mallopt", None) if library else None
+        if mallopt is not None and mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) and mallopt(_M_TRIM_THRESHOLD,
+                                                                                         TRIM_THRESHOLD):
+            _malloc_kept = True
+            log.info(f"{', '.join(f'{name}={os.environ[name]}' for name in fixed)} was set: malloc now keeps up to "
+                     f"{TRIM_THRESHOLD >> 20} MiB of freed memory for reuse (the model runs about 28 % slower without)")
+    return _malloc_kept
 
 
 def embed_on_worker(spec: ModelSpec, onnx_dir: str, revision: str, texts: Sequence[str],
                     threads: int = 0) -> np.ndarray:
     """Runs on a worker: the shard's vectors, with the model it keeps loaded (on ``threads`` threads;
     0 leaves the worker's setting, which Dask's and Ray's workers set to 1)."""
+    keep_freed_memory()
     if threads:
         import torch
 
