@@ -20,20 +20,20 @@ from pydantic import Field
 
 from rag_assets.lib import paths
 from rag_assets.lib.embedding import MODELS, Embedder, current_revision, load_model
-from rag_assets.lib.paths import full_disk_named, read_stored
+from rag_assets.lib.paths import StagedParquet, full_disk_named, read_stored
 from rag_assets.lib.retrievers.ann import HNSWConfig
 from rag_assets.lib.retrievers.bm25 import BM25Config
 from rag_assets.lib.retrievers.dense import BLOCK_ROWS as DENSE_BLOCK_ROWS
-from rag_assets.lib.schemas import check_table
+from rag_assets.lib.schemas import check_schema, check_table
 from rag_assets.partitions import dimensions_of
 
 
-def standard_metadata(table: pa.Table, path: Path) -> dict:
+def standard_metadata(schema: pa.Schema, rows: int, path: Path) -> dict:
     """Dagster's standard metadata for a Parquet output, which the catalog shows without opening an
     event: row count, column schema (from the Arrow schema) and the file's URI."""
     columns = [TableColumn(name=field.name, type=str(field.type), description=(field.metadata or {}).get(
-        b"description", b"").decode() or None) for field in table.schema]
-    return {"dagster/row_count": MetadataValue.int(table.num_rows),
+        b"description", b"").decode() or None) for field in schema]
+    return {"dagster/row_count": MetadataValue.int(rows),
             "dagster/column_schema": MetadataValue.table_schema(TableSchema(columns=columns)),
             "dagster/uri": MetadataValue.path(path.resolve().as_uri())}
 
@@ -137,7 +137,9 @@ class ParquetIOManager(ConfigurableIOManager):
 
     ``<asset>/data.parquet`` when unpartitioned, ``<asset>/<dim>=<key>/.../data.parquet`` when
     partitioned, so DuckDB reads any set of partitions with ``read_parquet(..., hive_partitioning)``.
-    Each file is written to a temporary name and renamed, so a reader never sees half a file.
+    Each file is written to a temporary name and renamed, so a reader never sees half a file. An
+    asset that wrote its own file in row groups (``StagedParquet``, under the same storage folder)
+    hands it over to be checked and renamed into place.
     """
 
     home: str = Field(default_factory=lambda: str(paths.storage_home()))
@@ -146,9 +148,12 @@ class ParquetIOManager(ConfigurableIOManager):
         dimensions = None if partition_key is None else dimensions_of(context.asset_partitions_def, partition_key)
         return paths.partition_path(Path(self.home), "/".join(context.asset_key.path), dimensions)
 
-    def handle_output(self, context: OutputContext, obj: pa.Table) -> None:
+    def handle_output(self, context: OutputContext, obj: pa.Table | StagedParquet) -> None:
         key = context.asset_partition_key if context.has_asset_partitions else None
         path = self._path(context, key)
+        if isinstance(obj, StagedParquet):
+            context.add_output_metadata(self._move_in(context.asset_key.path[-1], obj, path))
+            return
         check_table(context.asset_key.path[-1], obj)
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -159,7 +164,22 @@ class ParquetIOManager(ConfigurableIOManager):
         except BaseException:  # a full disk, or stopped: the last good file stays, no half file is left
             temporary.unlink(missing_ok=True)
             raise
-        context.add_output_metadata(standard_metadata(obj, path))
+        context.add_output_metadata(standard_metadata(obj.schema, obj.num_rows, path))
+
+    @staticmethod
+    def _move_in(asset: str, staged: StagedParquet, path: Path) -> dict:
+        """The staged file checked against the asset's schema and renamed over ``path``; discarded
+        when it does not pass, so the last good file stays."""
+        try:
+            metadata = pq.read_metadata(staged.path)
+            schema = metadata.schema.to_arrow_schema()
+            check_schema(asset, schema)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staged.path, path)
+        except BaseException:
+            staged.discard()
+            raise
+        return standard_metadata(schema, metadata.num_rows, path)
 
     def load_input(self, context: InputContext) -> pa.Table:
         asset = context.asset_key.to_user_string()

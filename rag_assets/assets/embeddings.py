@@ -21,7 +21,8 @@ from rag_assets.asset_support import as_metadata, partition_tables
 from rag_assets.automation import REBUILD_EMBEDDINGS
 from rag_assets.lib.cluster_embedding import cluster_embedding
 from rag_assets.lib.embedding import MODELS, ModelUnavailableError, current_revision, weights_description
-from rag_assets.lib.embedding_rows import embed_chunks, vectors_of
+from rag_assets.lib.embedding_rows import vectors_of, write_embeddings
+from rag_assets.lib.paths import StagedParquet
 from rag_assets.lib.stamps import PIPELINE_VERSION
 from rag_assets.lib.vector_checks import distance_identity_gap, norm_deviation
 from rag_assets.partitions import MODEL, STRATEGY, keys_of, model_partitions, model_strategy_partitions
@@ -70,7 +71,7 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
        automation_condition=REBUILD_EMBEDDINGS, kinds={"parquet", "onnx", "pytorch"}, code_version=PIPELINE_VERSION)
 def embeddings(
     context: AssetExecutionContext, settings: RagSettings, models: EmbeddingModels, chunks: pa.Table
-) -> Output[pa.Table]:
+) -> Output[StagedParquet]:
     """One float32 vector per chunk (L2-normalised where the model says so), stamped with what built it.
 
     Vectors come from a cache keyed by (weights revision, sha256 of the embedded text): only texts
@@ -81,14 +82,18 @@ def embeddings(
     embedder = models.get(keys[MODEL])
     cluster = cluster_embedding(settings.ray_address, settings.dask_scheduler, embedder,
                                 Path(models.onnx_dir) if models.onnx_dir else None)
+    staged = StagedParquet(Path(settings.home), "embeddings")  # written in row groups, moved in by the IO manager
     try:
-        table, figures = embed_chunks(chunks, embedder, keys[STRATEGY], Path(settings.home),
-                                      lambda done, total: context.log.info(f"embedded {done}/{total} new texts"),
-                                      cluster=cluster)
+        figures = write_embeddings(staged.path, chunks, embedder, keys[STRATEGY], Path(settings.home),
+                                   lambda done, total: context.log.info(f"embedded {done}/{total} new texts"),
+                                   cluster=cluster)
+    except BaseException:
+        staged.discard()
+        raise
     finally:
         if cluster:
             cluster.close()
-    return Output(table, metadata=as_metadata(figures))
+    return Output(staged, metadata=as_metadata(figures))
 
 
 @asset_check(asset=embeddings, blocking=True,

@@ -3,8 +3,11 @@
 Re-materialising after no change embeds nothing; after one document changes, only its new chunks
 are embedded. The cache of one model revision is a folder of Parquet shards (text hash, vector);
 each write adds a shard through a temporary file and a rename, so concurrent partitions never
-corrupt it, and many shards are compacted into one. The token vectors late interaction needs are
-kept the same way (``TokenVectorCache``), in float16.
+corrupt it. Shards are compacted by size tier, as a log-structured store does: more than
+``COMPACT_AFTER`` shards of one tier are merged into one shard of the next, so each vector is
+rewritten about log(n) times, never once per write, and the folder holds a few dozen shards at a
+million vectors. Reads and merges go a record batch at a time: no step holds the whole cache. The
+token vectors late interaction needs are kept the same way (``TokenVectorCache``), in float16.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ import hashlib
 import logging
 import os
 import uuid
+from collections import defaultdict
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -23,7 +27,8 @@ import pyarrow.parquet as pq
 
 from rag_assets.lib.paths import full_disk_named
 
-COMPACT_AFTER = 16
+COMPACT_AFTER = 16  # shards of one tier before they are merged into one of the next
+READ_ROWS = 65_536  # rows per record batch read from a shard
 log = logging.getLogger(__name__)
 
 
@@ -31,10 +36,17 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def tier_of(shard: Path) -> int:
+    """A shard's tier, from its name ``<tier>-<id>.parquet``: 0 for a write, t + 1 for a merge of tier t.
+    Shards named before tiers existed (``<id>.parquet``) count as tier 0."""
+    tier, _, rest = shard.stem.partition("-")
+    return int(tier) if rest and tier.isdigit() else 0
+
+
 class ShardFolder:
     """A folder of Parquet shards that only grows: each write adds a shard through a temporary file
-    and a rename, so concurrent writers never corrupt it; more than ``COMPACT_AFTER`` shards are
-    merged into one."""
+    and a rename, so concurrent writers never corrupt it; more than ``COMPACT_AFTER`` shards of one
+    tier are merged into one shard of the next tier."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
@@ -42,54 +54,89 @@ class ShardFolder:
     def shards(self) -> list[Path]:
         return sorted(self.folder.glob("*.parquet")) if self.folder.is_dir() else []
 
-    def tables(self, keys: set[str]):
-        """The rows whose ``text_sha256`` is in ``keys``, one table per shard."""
+    def tables(self, keys: set[str]) -> Iterator[pa.Table]:
+        """The rows whose ``text_sha256`` is in ``keys``, a record batch of a shard at a time."""
+        wanted = pa.array(sorted(keys), pa.string())
         for shard in self.shards():
             try:
-                table = self._read(shard)
-            except FileNotFoundError:  # compacted away by a concurrent writer; its rows live on
+                for batch in self._batches(shard):
+                    selected = batch.filter(pc.is_in(batch.column("text_sha256"), value_set=wanted))
+                    if selected.num_rows:
+                        yield pa.Table.from_batches([selected])
+            except FileNotFoundError:  # merged away by a concurrent writer; its rows live on in the merge
                 continue
-            if table is None:
-                continue
-            mask = pc.is_in(table.column("text_sha256"), value_set=pa.array(sorted(keys), pa.string()))
-            yield table.filter(mask)
 
     def append(self, table: pa.Table) -> None:
-        self._write(table)
-        shards = self.shards()
-        if len(shards) > COMPACT_AFTER:
-            try:
-                readable = [table for table in map(self._read, shards) if table is not None]
-            except FileNotFoundError:  # a concurrent writer is compacting
+        self._write([table], tier=0)
+        tier = 0
+        while True:  # a merge may fill the next tier: cascade
+            same_tier = [shard for shard in self.shards() if tier_of(shard) == tier]
+            if len(same_tier) <= COMPACT_AFTER or not self._merge(same_tier, tier + 1):
                 return
-            merged = pa.concat_tables(readable)
-            self._write(merged)
-            for shard in shards:
-                shard.unlink(missing_ok=True)
+            tier += 1
 
-    def _read(self, shard: Path) -> pa.Table | None:
-        """A shard's rows; None for a shard that cannot be read (truncated, overwritten), which is
-        removed with a warning, so that what it held is computed again. FileNotFoundError passes."""
+    def _merge(self, shards: list[Path], tier: int) -> bool:
+        """One shard of ``tier`` holding the rows of ``shards``, written a batch at a time; the merged
+        shards are removed. False when a concurrent writer is merging them (a shard vanished)."""
+        readable = [shard for shard in shards if self._schema(shard) is not None]
+        if not readable:
+            return False
         try:
-            return pq.read_table(shard)
+            self._write((pa.Table.from_batches([batch]) for shard in readable for batch in self._batches(shard)),
+                        tier, schema=self._schema(readable[0]))
+        except FileNotFoundError:
+            return False
+        for shard in shards:
+            shard.unlink(missing_ok=True)
+        return True
+
+    def _schema(self, shard: Path) -> pa.Schema | None:
+        try:
+            return pq.read_schema(shard)
+        except FileNotFoundError:
+            return None
+        except (pa.ArrowInvalid, OSError) as error:
+            self._discard(shard, error)
+            return None
+
+    def _batches(self, shard: Path) -> Iterator[pa.RecordBatch]:
+        """A shard's rows, a record batch at a time. A shard that cannot be read (truncated,
+        overwritten) is removed with a warning, so that what it held is computed again.
+        FileNotFoundError passes."""
+        try:
+            reader = pq.ParquetFile(shard, pre_buffer=False)
+            yield from reader.iter_batches(batch_size=READ_ROWS, use_threads=False)
         except FileNotFoundError:
             raise
         except (pa.ArrowInvalid, OSError) as error:
-            log.warning(f"discarded a damaged cache shard {shard} ({error}); its entries are computed again")
-            shard.unlink(missing_ok=True)
-            return None
+            self._discard(shard, error)
+
+    @staticmethod
+    def _discard(shard: Path, error: Exception) -> None:
+        log.warning(f"discarded a damaged cache shard {shard} ({error}); its entries are computed again")
+        shard.unlink(missing_ok=True)
 
     def size_bytes(self) -> int:
         return sum(shard.stat().st_size for shard in self.shards())
 
-    def _write(self, table: pa.Table) -> None:
+    def _write(self, tables: Iterable[pa.Table], tier: int, schema: pa.Schema | None = None) -> None:
+        """One shard of ``tier`` from ``tables`` (written one after the other), through a temporary
+        file and a rename."""
         self.folder.mkdir(parents=True, exist_ok=True)
         name = uuid.uuid4().hex
         temporary = self.folder / f".{name}.tmp"
         try:
             with full_disk_named(self.folder):
-                pq.write_table(table, temporary)
-                os.replace(temporary, self.folder / f"{name}.parquet")
+                writer = None
+                try:
+                    for table in tables:
+                        writer = writer or pq.ParquetWriter(temporary, schema or table.schema)
+                        writer.write_table(table, row_group_size=READ_ROWS)
+                finally:
+                    if writer is not None:
+                        writer.close()
+                if writer is not None:
+                    os.replace(temporary, self.folder / f"{tier}-{name}.parquet")
         except BaseException:  # a full disk, or stopped: no half shard is left behind
             temporary.unlink(missing_ok=True)
             raise
@@ -108,6 +155,18 @@ class _KeyedCache:
 
 
 class EmbeddingCache(_KeyedCache):
+    def fill(self, positions: dict[str, list[int]], out: np.ndarray) -> set[str]:
+        """Writes the cached vector of each hash in ``positions`` into ``out`` at that hash's positions,
+        a record batch at a time (the cache is never held whole); returns the hashes found."""
+        found: set[str] = set()
+        for table in self._shards.tables(set(positions)):
+            keys = table.column("text_sha256").to_pylist()
+            vectors = np.asarray(table.column("vector").combine_chunks().flatten().to_numpy(), dtype=np.float32)
+            for key, vector in zip(keys, vectors.reshape(len(keys), self.dimension)):
+                out[positions[key]] = vector
+            found.update(keys)
+        return found
+
     def lookup(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
         for table in self._shards.tables(set(hashes)):
@@ -159,6 +218,7 @@ class TokenVectorCache(_KeyedCache):
 def embed_with_cache(
     texts: Sequence[str], embed, cache: EmbeddingCache, batch_size: int = 64, progress=lambda done, total: None,
     embed_shards: Callable[[list[str]], Iterable[tuple[np.ndarray, np.ndarray]]] | None = None,
+    out: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int, int]:
     """Vectors for ``texts``: reused from the cache where the exact text was embedded before by
     this model revision, embedded (in batches, reporting progress) and cached otherwise.
@@ -167,30 +227,32 @@ def embed_with_cache(
     shard by shard in any order; each shard is cached as it arrives. By default ``embed`` runs here
     on batches of ``batch_size``.
 
-    Returns (vectors in the order of texts, texts embedded now, texts reused).
+    Each vector is written into ``out``, a (len(texts), dimension) float32 array, as it is read from
+    the cache or arrives: given a memory map of a scratch file, no copy of all vectors is held in
+    memory. By default a new array.
+
+    Returns (``out``, texts embedded now, texts reused).
     """
-    hashes = [text_hash(text) for text in texts]
-    known = cache.lookup(hashes)
-    todo: dict[str, str] = {}
-    for key, text in zip(hashes, texts):
-        if key not in known:
-            todo.setdefault(key, text)
-    keys, pending = list(todo), list(todo.values())
+    out = np.empty((len(texts), cache.dimension), dtype=np.float32) if out is None else out
+    positions: dict[str, list[int]] = defaultdict(list)
+    for position, text in enumerate(texts):
+        positions[text_hash(text)].append(position)
+    found = cache.fill(positions, out)
+    keys = [key for key in positions if key not in found]
+    pending = [texts[positions[key][0]] for key in keys]
     shards = embed_shards(pending) if embed_shards else (
         (np.arange(offset, min(offset + batch_size, len(pending))), embed(pending[offset: offset + batch_size]))
         for offset in range(0, len(pending), batch_size))
-    done = 0
-    for positions, vectors in shards:
-        if len(positions) != len(vectors):
-            raise RuntimeError(f"a shard of {len(positions)} texts came back with {len(vectors)} vectors")
-        batch_keys = [keys[position] for position in positions]
+    arrived: set[str] = set()
+    for shard, vectors in shards:
+        if len(shard) != len(vectors):
+            raise RuntimeError(f"a shard of {len(shard)} texts came back with {len(vectors)} vectors")
+        batch_keys = [keys[position] for position in shard]
         cache.add(batch_keys, vectors)
-        known.update(zip(batch_keys, vectors))
-        done += len(batch_keys)
-        progress(done, len(pending))
-    missing = [key for key in keys if key not in known]
-    if missing:
-        raise RuntimeError(f"{len(missing)} of {len(pending)} texts came back without a vector")
-    if not texts:
-        return np.zeros((0, cache.dimension), dtype=np.float32), 0, 0
-    return np.stack([known[key] for key in hashes]).astype(np.float32), len(pending), len(texts) - len(pending)
+        for key, vector in zip(batch_keys, np.asarray(vectors, dtype=np.float32)):
+            out[positions[key]] = vector
+        arrived.update(batch_keys)
+        progress(len(arrived), len(pending))
+    if len(arrived) < len(keys):
+        raise RuntimeError(f"{len(keys) - len(arrived)} of {len(pending)} texts came back without a vector")
+    return out, len(pending), len(texts) - len(pending)

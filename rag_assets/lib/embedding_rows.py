@@ -1,11 +1,16 @@
 """One model x strategy partition of embeddings: a vector per chunk, its token costs, and its stamp.
 
 Vectors come from a cache keyed by (weights revision, sha256 of the embedded text): only texts
-this revision never embedded are embedded.
+this revision never embedded are embedded. A partition streams to Parquet: each vector goes to a
+memory-mapped scratch file as it is read from the cache or arrives from the cluster, and the
+partition's file is written from it ``ROW_GROUP`` rows at a time, so the driver never holds the
+partition's vectors in its own memory.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable, Iterator
@@ -18,10 +23,12 @@ from rag_assets.lib.chunk_report import token_stats, truncated
 from rag_assets.lib.chunking import header_of_text
 from rag_assets.lib.embedding import Embedder
 from rag_assets.lib.embedding_cache import EmbeddingCache, TokenVectorCache, embed_with_cache
+from rag_assets.lib.paths import full_disk_named
 from rag_assets.lib.schemas import embeddings_schema
 from rag_assets.lib.stamps import PIPELINE_VERSION
 
 BATCH = 64
+ROW_GROUP = 65_536  # rows per row group of an embeddings file: what a streaming reader decodes at once
 
 
 def cache_folder(home: Path, embedder: Embedder) -> Path:
@@ -49,49 +56,80 @@ def vector_blocks(path: Path, dimension: int, block_rows: int) -> Iterator[np.nd
         yield flat.reshape(batch.num_rows, dimension)
 
 
-def embed_chunks(
-    chunks: pa.Table, embedder: Embedder, strategy: str, home: Path, progress: Callable[[int, int], None] | None = None,
-    cluster=None,
-) -> tuple[pa.Table, dict]:
-    """(the embeddings table, its figures): vectors, tokens per chunk, header tokens, truncation, stamp.
+def write_embeddings(
+    destination: Path, chunks: pa.Table, embedder: Embedder, strategy: str, home: Path,
+    progress: Callable[[int, int], None] | None = None, cluster=None,
+) -> dict:
+    """Embeds a partition into the Parquet file ``destination``: vectors, tokens per chunk, header
+    tokens, truncation, stamp. Returns its figures.
 
-    With ``cluster`` (see ``cluster_embedding``: Ray or Dask), the texts the cache lacks are embedded on
-    its workers."""
+    Vectors go to a memory-mapped scratch file beside ``destination`` (unlinked from the start, so
+    nothing of it is left however the run ends) as they are read from the cache or arrive; the file
+    is then written ``ROW_GROUP`` rows at a time. With ``cluster`` (see ``cluster_embedding``: Ray or
+    Dask), the texts the cache lacks are embedded on its workers."""
     texts = chunks.column("text").to_pylist()
     cache = EmbeddingCache(cache_folder(home, embedder), embedder.dimension)
-    started = time.perf_counter()
-    vectors, embedded, reused = embed_with_cache(texts, embedder.embed, cache, BATCH,
-                                                 progress or (lambda done, total: None),
-                                                 embed_shards=cluster.embed_shards if cluster else None)
-    seconds = time.perf_counter() - started
-    headers = [header_of_text(text, span_start, end) for text, span_start, end in
-               zip(texts, chunks.column("span_start").to_pylist(), chunks.column("end").to_pylist())]
-    tokens = embedder.count_tokens(texts)
-    header_tokens = [count if header else 0 for header, count in zip(headers, embedder.count_tokens(headers))]
-    first = chunks.slice(0, 1).to_pylist()[0] if len(chunks) else {}
-    stamp = {
-        "model": embedder.key, "revision": embedder.revision, "dimension": embedder.dimension,
-        "normalized": embedder.normalized, "pipeline_version": PIPELINE_VERSION,
-        "extractor_version": first.get("extractor_version"), "snapshot_id": first.get("snapshot_id"),
-        "strategy": strategy,
-    }
     schema = embeddings_schema(embedder.dimension)
-    table = pa.table({
-        "chunk_id": chunks.column("chunk_id"),
-        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), embedder.dimension),
-        "tokens": pa.array(tokens, pa.int64()),
-        "header_tokens": pa.array(header_tokens, pa.int64()),
-        # the encoder silently drops what lies past its window
-        "truncated": pa.array([truncated(n, embedder.special_tokens, embedder.window) for n in tokens], pa.bool_()),
-        **{name: pa.array([value] * len(texts), schema.field(name).type) for name, value in stamp.items()},
-    }, schema=schema)
+    with tempfile.TemporaryFile(dir=Path(destination).parent, prefix=".vectors-") as scratch:
+        if texts:
+            # reserved before it is mapped: a full disk is an error here, not a SIGBUS at a later write
+            with full_disk_named(Path(destination).parent / ".vectors-*"):
+                os.posix_fallocate(scratch.fileno(), 0, len(texts) * embedder.dimension * 4)
+        vectors = (np.memmap(scratch, dtype=np.float32, mode="r+", shape=(len(texts), embedder.dimension))
+                   if texts else np.zeros((0, embedder.dimension), dtype=np.float32))
+        started = time.perf_counter()
+        _, embedded, reused = embed_with_cache(texts, embedder.embed, cache, BATCH,
+                                               progress or (lambda done, total: None),
+                                               embed_shards=cluster.embed_shards if cluster else None, out=vectors)
+        seconds = time.perf_counter() - started
+        headers = [header_of_text(text, span_start, end) for text, span_start, end in
+                   zip(texts, chunks.column("span_start").to_pylist(), chunks.column("end").to_pylist())]
+        tokens = embedder.count_tokens(texts)
+        header_tokens = [count if header else 0 for header, count in zip(headers, embedder.count_tokens(headers))]
+        first = chunks.slice(0, 1).to_pylist()[0] if len(chunks) else {}
+        stamp = {
+            "model": embedder.key, "revision": embedder.revision, "dimension": embedder.dimension,
+            "normalized": embedder.normalized, "pipeline_version": PIPELINE_VERSION,
+            "extractor_version": first.get("extractor_version"), "snapshot_id": first.get("snapshot_id"),
+            "strategy": strategy,
+        }
+        rows = pa.table({
+            "chunk_id": chunks.column("chunk_id"),
+            "tokens": pa.array(tokens, pa.int64()),
+            "header_tokens": pa.array(header_tokens, pa.int64()),
+            # the encoder silently drops what lies past its window
+            "truncated": pa.array([truncated(n, embedder.special_tokens, embedder.window) for n in tokens], pa.bool_()),
+            **{name: pa.array([value] * len(texts), schema.field(name).type) for name, value in stamp.items()},
+        })
+        with full_disk_named(destination), pq.ParquetWriter(destination, schema) as writer:
+            for start in range(0, max(len(texts), 1), ROW_GROUP):
+                block = np.ascontiguousarray(vectors[start:start + ROW_GROUP])  # one row group in memory
+                vector = pa.FixedSizeListArray.from_arrays(pa.array(block.reshape(-1), pa.float32()),
+                                                           embedder.dimension)
+                part = rows.slice(start, ROW_GROUP)
+                writer.write_table(pa.table({"chunk_id": part.column("chunk_id"), "vector": vector,
+                                             **{name: part.column(name) for name in schema.names[2:]}},
+                                            schema=schema), row_group_size=ROW_GROUP)
+        del vectors  # the map closes before its file
     stats = token_stats(tokens, header_tokens, embedder.special_tokens, embedder.window)
-    figures = {
-        "chunks": table.num_rows, "texts_embedded": embedded, "texts_reused": reused, "seconds": round(seconds, 2),
+    return {
+        "chunks": len(texts), "texts_embedded": embedded, "texts_reused": reused, "seconds": round(seconds, 2),
         "embedded_per_second": round(embedded / seconds, 1) if embedded and seconds else 0.0,
         **{k: v for k, v in stats.items() if k != "window"}, "window": embedder.window or "none",
         "header_token_share": round(stats["header_token_share"], 4), "stamp": stamp,
         "runtime": getattr(embedder, "runtime", "native"),
         "embedded_on": f"{cluster.engine} cluster ({cluster.workers} workers)" if cluster else "this process",
     }
-    return table, figures
+
+
+def embed_chunks(
+    chunks: pa.Table, embedder: Embedder, strategy: str, home: Path, progress: Callable[[int, int], None] | None = None,
+    cluster=None,
+) -> tuple[pa.Table, dict]:
+    """(the embeddings table, its figures), through ``write_embeddings`` to a temporary file: the
+    partition in memory, for callers that want it so."""
+    Path(home).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=home, prefix=".embeddings-") as folder:
+        figures = write_embeddings(Path(folder) / "embeddings.parquet", chunks, embedder, strategy, home, progress,
+                                   cluster)
+        return pq.read_table(Path(folder) / "embeddings.parquet"), figures

@@ -59,6 +59,46 @@ def dagster_home(home: Path) -> Path:
     return home / "dagster"
 
 
+def staging_dir(home: Path) -> Path:
+    """Where an asset that writes its own Parquet (in row groups, not from one table in memory)
+    stages the file until the IO manager renames it into place: on the partitions' filesystem."""
+    return home / "staging"
+
+
+class StagedParquet:
+    """A Parquet file an asset wrote under the staging folder, for the IO manager to move into its
+    partition's place (a rename: readers see the old file or the new one). The name carries the host
+    and process that write it: ``.<asset>.<host>.<pid>.<id>.parquet``. Staging one first removes what
+    dead processes of this host left (a run killed while writing)."""
+
+    def __init__(self, home: Path, asset: str) -> None:
+        import socket
+        import uuid
+
+        folder = staging_dir(Path(home))
+        folder.mkdir(parents=True, exist_ok=True)
+        self.host = socket.gethostname()
+        for left in folder.glob(f".*.{self.host}.*.parquet"):
+            pid = left.name.split(".")[-3]
+            if pid.isdigit() and not _alive(int(pid)):
+                left.unlink(missing_ok=True)
+        self.asset = asset
+        self.path = folder / f".{asset}.{self.host}.{os.getpid()}.{uuid.uuid4().hex}.parquet"
+
+    def discard(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 def partition_path(home: Path, asset: str, dimensions: list[tuple[str, str]] | None = None) -> Path:
     """The Parquet file of one partition: ``<asset>/<dim>=<key>/.../data.parquet`` (Hive layout)."""
     folder = parquet_root(home) / asset

@@ -130,12 +130,17 @@ def _same_type(declared: pa.DataType, found: pa.DataType) -> bool:
 
 def check_table(asset: str, table: pa.Table) -> None:
     """Raise SchemaError unless ``table`` has exactly the columns and types declared for ``asset``."""
+    check_schema(asset, table.schema)
+
+
+def check_schema(asset: str, schema: pa.Schema) -> None:
+    """Raise SchemaError unless ``schema`` has exactly the columns and types declared for ``asset``."""
     declared = SCHEMAS.get(asset)
     if declared is None:
         raise SchemaError(f"{asset}: no schema is declared for it in rag_assets/lib/schemas.py")
-    if table.schema.names != declared.names:
-        raise SchemaError(f"{asset}: columns {table.schema.names} differ from the declared {declared.names}")
+    if schema.names != declared.names:
+        raise SchemaError(f"{asset}: columns {schema.names} differ from the declared {declared.names}")
     for field in declared:
-        found = table.schema.field(field.name).type
+        found = schema.field(field.name).type
         if not _same_type(field.type, found):
             raise SchemaError(f"{asset}: column {field.name} is {found}, declared {field.type}")

@@ -79,3 +79,56 @@ def test_shards_from_a_cluster_are_cached_in_any_order_and_a_lost_shard_is_an_er
 
     with pytest.raises(RuntimeError, match="2 of 50 texts came back without a vector"):
         embed_with_cache(texts, None, EmbeddingCache(tmp_path / "c", 2), embed_shards=loses_a_shard)
+
+
+def test_compaction_by_tier_rewrites_each_vector_about_log_n_times(tmp_path, monkeypatch):
+    """One merge of every shard after each few writes rewrote the whole cache each time (quadratic:
+    at a million texts in shards of 64, about 700 GB rewritten); by tier, each vector is rewritten
+    once per tier."""
+    monkeypatch.setattr(embedding_cache, "COMPACT_AFTER", 3)
+    written = []
+    original = embedding_cache.ShardFolder._write
+
+    def counting(self, tables, tier, schema=None):
+        tables = list(tables)
+        written.append(sum(table.num_rows for table in tables))
+        return original(self, tables, tier, schema)
+
+    monkeypatch.setattr(embedding_cache.ShardFolder, "_write", counting)
+    cache = EmbeddingCache(tmp_path / "c", dimension=2)
+    writes = 256
+    for i in range(writes):
+        cache.add([text_hash(str(i))], np.array([[i, 0]], dtype=np.float32))
+    shards = sorted((tmp_path / "c").glob("*.parquet"))
+    tiers = [embedding_cache.tier_of(shard) for shard in shards]
+    assert tiers == [4], tiers  # 4^4 = 256 writes: merged by fours, four times, into one shard
+    assert sum(written) <= writes * (max(tiers) + 1), sum(written)  # a write, then once per tier
+    found = cache.lookup([text_hash(str(i)) for i in range(writes)])
+    assert sorted(float(v[0]) for v in found.values()) == list(range(writes))
+
+
+def test_shards_named_before_tiers_are_read_and_merged_as_tier_zero(tmp_path, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(embedding_cache, "COMPACT_AFTER", 3)
+    folder = tmp_path / "c"
+    folder.mkdir()
+    pq.write_table(pa.table({"text_sha256": [text_hash("old")], "vector": pa.FixedSizeListArray.from_arrays(
+        pa.array([7.0, 0.0], pa.float32()), 2)}), folder / "0123abcd.parquet")  # an earlier version's name
+    cache = EmbeddingCache(folder, dimension=2)
+    assert embedding_cache.tier_of(folder / "0123abcd.parquet") == 0
+    for i in range(3):
+        cache.add([text_hash(str(i))], np.array([[i, 0]], dtype=np.float32))
+    assert [embedding_cache.tier_of(shard) for shard in folder.glob("*.parquet")] == [1]
+    assert float(cache.lookup([text_hash("old")])[text_hash("old")][0]) == 7.0
+
+
+def test_vectors_are_written_into_the_given_array_and_nowhere_else(tmp_path):
+    texts = ["alpha", "beta", "alpha", "gamma"]
+    cache = EmbeddingCache(tmp_path / "rev1", dimension=2)
+    embed_with_cache(texts[:2], CountingEmbedder(), cache)  # alpha and beta cached
+    out = np.lib.format.open_memmap(tmp_path / "out.npy", mode="w+", dtype=np.float32, shape=(4, 2))
+    returned, embedded, reused = embed_with_cache(texts, CountingEmbedder(), cache, out=out)
+    assert returned is out and (embedded, reused) == (1, 3)
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy")[:, 0], [5, 4, 5, 5])
