@@ -1,10 +1,12 @@
 """Exact against approximate dense search at 10k, 100k and 1M vectors: query time, recall, build time,
-memory; exact search streamed from Parquet in bounded blocks; and embedding in process against
-embedding through a local Ray and Dask cluster on the same cores (the engines' overhead).
+memory; exact search streamed from Parquet in bounded blocks; embedding in process against
+embedding through a local Ray and Dask cluster on the same cores (the engines' overhead); and the
+memory of writing one embeddings partition (``--partition``: vectors streamed to Parquet).
 
     .venv/bin/python bench/scale.py [--sizes 10000 100000] [--queries 200] [--threads 2]
     .venv/bin/python bench/scale.py --streamed 1000000 --block-rows 65536 262144
     .venv/bin/python bench/scale.py --engines 1200 [--layout 1x2|2x1] [--rounds 3]
+    .venv/bin/python bench/scale.py --partition 250000 1000000
 
 The vectors are synthetic, seeded unit vectors of dimension 384 (MiniLM's), drawn around 2,000 random
 centres so that neighbourhoods exist, as in real embeddings; uniform random vectors in 384 dimensions
@@ -24,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import resource
 import signal
 import subprocess
 import sys
@@ -34,6 +35,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DIMENSION, CENTRES = 384, 2000
+
+
+def peak_kb() -> int:
+    """This process's peak resident memory in kB (VmHWM). Not ``ru_maxrss``: Linux carries that over
+    from the parent at fork and through exec, so a child started by a parent holding 1.1 GB
+    reported 1.1 GB before it had read anything."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def mixture(rows: int, seed: int):
@@ -56,13 +67,13 @@ def _measure(rows: int, queries: int, threads: int) -> dict:
     from rag_assets.lib.retrievers.ann import HNSWIndex, recall_against_exact
     from rag_assets.lib.retrievers.dense import dense_top_k
 
-    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    baseline = peak_kb()
     vectors, asked = mixture(rows, seed=1), mixture(queries, seed=2)
     exact, started = [], time.perf_counter()
     for query in asked:
         exact.append(dense_top_k(query, vectors, 10)[0][0].tolist())
     exact_ms = (time.perf_counter() - started) / queries * 1000
-    after_exact = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    after_exact = peak_kb()
     started = time.perf_counter()
     index = HNSWIndex(vectors, build_threads=threads)  # the retriever's index, built on more threads
     build_s = time.perf_counter() - started
@@ -72,7 +83,7 @@ def _measure(rows: int, queries: int, threads: int) -> dict:
     for query in asked:
         found.append(index.search(query, 10)[0][0].tolist())
     ann_ms = (time.perf_counter() - started) / queries * 1000
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak_kb()
     return {"rows": rows, "exact_ms": exact_ms, "ann_ms": ann_ms, "build_s": build_s,
             "recall_at_10": recall_against_exact(found, exact, 10), "vectors_mb": vectors.nbytes / 2**20,
             "exact_peak_mb": (after_exact - baseline) / 1024, "ann_peak_mb": (peak - baseline) / 1024,
@@ -85,13 +96,80 @@ def _streamed(rows: int, queries: int, block_rows: int, folder: Path) -> dict:
     from rag_assets.lib.embedding_rows import vector_blocks
     from rag_assets.lib.retrievers.dense import top_k_of_blocks
 
-    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    baseline = peak_kb()
     asked = mixture(queries, seed=2)
     started = time.perf_counter()
     top_k_of_blocks(asked, vector_blocks(folder / f"vectors-{rows}.parquet", DIMENSION, block_rows), 10)
     seconds = time.perf_counter() - started
     return {"rows": rows, "block_rows": block_rows, "seconds": seconds, "queries": queries,
-            "baseline_mb": baseline / 1024, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "baseline_mb": baseline / 1024, "peak_mb": peak_kb() / 1024}
+
+
+class _SeededEmbedder:
+    """Seeded random unit vectors of dimension 384 for any texts, fast: the partition writer's cost
+    without a model's. Quacks like an Embedder for ``write_embeddings``."""
+
+    key, revision, dimension, normalized, window, special_tokens = "seeded", "seeded-1", DIMENSION, True, None, 2
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.generator = np.random.default_rng(3)
+
+    def embed(self, texts):
+        import numpy as np
+
+        vectors = self.generator.standard_normal((len(texts), DIMENSION)).astype(np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def count_tokens(self, texts):
+        return [len(text) // 4 for text in texts]
+
+
+def _memory_mb() -> tuple[float, float]:
+    """(RssAnon, RssFile) of this process in MB: its own memory, and the file pages it maps (the
+    scratch file's pages, which the kernel can write back and reclaim)."""
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    return tuple(int(fields[name].split()[0]) / 1024 for name in ("RssAnon", "RssFile"))
+
+
+def _partition(rows: int, folder: Path) -> dict:
+    """Writes one embeddings partition of ``rows`` chunks through ``write_embeddings`` (the asset's
+    path: an empty cache, shards of 64 embedded in process and cached, vectors to the scratch map,
+    the file in row groups), sampling the process's memory at every shard."""
+    import shutil
+
+    import pyarrow as pa
+
+    from rag_assets.lib.embedding_rows import write_embeddings
+
+    home = folder / f"partition-{rows}"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    texts = [f"chunk {i}: a synthetic text of about the length of a header and a sentence ({i * 7919 % 100003})"
+             for i in range(rows)]
+    chunks = pa.table({"chunk_id": [f"doc-{i // 50}.html#{i % 50}" for i in range(rows)], "text": texts,
+                       "span_start": [0] * rows, "end": [len(text) for text in texts],
+                       "extractor_version": ["x"] * rows, "snapshot_id": ["s"] * rows})
+    del texts
+    baseline = _memory_mb()
+    peak = list(baseline)
+
+    def sample(done, total):
+        anon, file = _memory_mb()
+        peak[0], peak[1] = max(peak[0], anon), max(peak[1], file)
+
+    started = time.perf_counter()
+    write_embeddings(home / "embeddings.parquet", chunks, _SeededEmbedder(), "synthetic", home, sample)
+    seconds = time.perf_counter() - started
+    sample(0, 0)
+    shards = list((home / "embedding_cache").rglob("*.parquet"))
+    result = {"rows": rows, "seconds": seconds, "vectors_mb": rows * DIMENSION * 4 / 2**20,
+              "baseline_anon_mb": baseline[0], "peak_anon_mb": peak[0], "peak_file_mb": peak[1],
+              "cache_shards": len(shards), "file_mb": (home / "embeddings.parquet").stat().st_size / 2**20,
+              "peak_rss_mb": peak_kb() / 1024}
+    shutil.rmtree(home, ignore_errors=True)
+    return result
 
 
 def write_vectors(rows: int, path: Path) -> None:
@@ -281,6 +359,8 @@ def main() -> int:
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--streamed-one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--engine-one", help=argparse.SUPPRESS)
+    parser.add_argument("--partition", type=int, nargs="+", help="rows: one embeddings partition written streamed")
+    parser.add_argument("--partition-one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print(json.dumps(_measure(args.one, args.queries, args.threads)))
@@ -291,7 +371,22 @@ def main() -> int:
     if args.engine_one:
         print(json.dumps(_engine(args.engine_one, args.engines, args.folder)))
         return 0
+    if args.partition_one:
+        print(json.dumps(_partition(args.partition_one, args.folder)))
+        return 0
     args.folder.mkdir(parents=True, exist_ok=True)
+    if args.partition:
+        for rows in args.partition:
+            output = subprocess.run([sys.executable, __file__, "--partition-one", str(rows), "--folder",
+                                     str(args.folder)], check=True, capture_output=True, text=True).stdout
+            result = json.loads(output.strip().splitlines()[-1])
+            print(f"{rows:>9,} chunks: one embeddings partition ({result['vectors_mb']:.0f} MB of vectors, file "
+                  f"{result['file_mb']:.0f} MB) in {result['seconds']:.1f} s; the process's own memory "
+                  f"{result['baseline_anon_mb']:.0f} MB with the chunks loaded, peak {result['peak_anon_mb']:.0f} MB "
+                  f"(+{result['peak_anon_mb'] - result['baseline_anon_mb']:.0f}); mapped file pages at most "
+                  f"{result['peak_file_mb']:.0f} MB (reclaimable); peak RSS {result['peak_rss_mb']:.0f} MB; "
+                  f"{result['cache_shards']} cache shards", flush=True)
+        return 0
     if args.engines:
         workers, threads = (int(part) for part in args.layout.split("x"))
         engines(args.engines, args.folder, workers, threads, args.rounds)
