@@ -48,7 +48,7 @@ def partition_tables(context, home: str, asset: str) -> list[tuple[str, pa.Table
     if op.has_partition_key:
         key = op.partition_key
         dimensions = dimensions_of(model_strategy_partitions, key)
-        return [(str(key), paths.read_stored(paths.partition_path(Path(home), asset, dimensions), asset, dimensions))]
+        return [(str(key), paths.read_stored(paths.stored_partition(Path(home), asset, dimensions), asset, dimensions))]
     root = paths.parquet_root(Path(home)) / asset
     return [(str(path.parent.relative_to(root)), paths.read_stored(path, asset, paths.dimensions_of_path(
         Path(home), asset, path))) for path in paths.partition_files(Path(home), asset)]

@@ -21,8 +21,9 @@ EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM
 
 
 def _results(home: Path) -> Path | None:
-    """The metrics database, or None (having said what to run) when no evaluation wrote one yet."""
-    database = paths.duckdb_path(home)
+    """The metrics database (brought up to date from the object store, when one is configured), or
+    None (having said what to run) when no evaluation wrote one yet."""
+    database = paths.stored_file(home, paths.duckdb_path(home))
     if database.exists():
         return database
     print(f"no results yet at {database}: run `rag-assets evaluate` first", file=sys.stderr)
@@ -110,7 +111,7 @@ def _ask(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.lib.embedding import ModelUnavailableError, load_model
     from rag_assets.lib.traces import record_trace
 
-    database = paths.duckdb_path(home)
+    database = paths.stored_file(home, paths.duckdb_path(home))
     try:
         needs_metrics = not (args.model and args.strategy and args.retriever and args.cut is not None)
         if needs_metrics and not database.exists():
@@ -153,10 +154,10 @@ def _export(args: argparse.Namespace, home: Path) -> int:
     if not configurations:
         print("no stored configuration matches --model, --strategy and --retriever", file=sys.stderr)
         return 1
-    evaluation = pq.read_table(paths.partition_path(home, "eval_set"), columns=["query_id", "relevant_doc_ids"])
+    evaluation = pq.read_table(paths.stored_partition(home, "eval_set"), columns=["query_id", "relevant_doc_ids"])
     relevant_docs = {r["query_id"]: r["relevant_doc_ids"] for r in evaluation.to_pylist()}
     for model, strategy, retriever in configurations:
-        chunks = pq.read_table(paths.partition_path(home, "chunks", [("strategy", strategy)]),
+        chunks = pq.read_table(paths.stored_partition(home, "chunks", [("strategy", strategy)]),
                                columns=["chunk_id", "doc_id"]).to_pylist()
         run, qrels = trec_lines(rows[(model, strategy, retriever)], {c["chunk_id"]: c["doc_id"] for c in chunks},
                                 relevant_docs, f"rag_assets:{model}:{strategy}:{retriever}")

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from rag_assets.lib import paths
 from rag_assets.lib.embedding import MODELS, Embedder, current_revision, load_model
-from rag_assets.lib.paths import StagedParquet, full_disk_named, read_stored
+from rag_assets.lib.paths import StagedParquet, full_disk_named, publish, read_stored, stored_file, stored_uri
 from rag_assets.lib.retrievers.ann import HNSWConfig
 from rag_assets.lib.retrievers.bm25 import BM25Config
 from rag_assets.lib.retrievers.dense import BLOCK_ROWS as DENSE_BLOCK_ROWS
@@ -28,14 +28,14 @@ from rag_assets.lib.schemas import check_schema, check_table
 from rag_assets.partitions import dimensions_of
 
 
-def standard_metadata(schema: pa.Schema, rows: int, path: Path) -> dict:
+def standard_metadata(schema: pa.Schema, rows: int, uri: str) -> dict:
     """Dagster's standard metadata for a Parquet output, which the catalog shows without opening an
-    event: row count, column schema (from the Arrow schema) and the file's URI."""
+    event: row count, column schema (from the Arrow schema) and where the file lives (``stored_uri``)."""
     columns = [TableColumn(name=field.name, type=str(field.type), description=(field.metadata or {}).get(
         b"description", b"").decode() or None) for field in schema]
     return {"dagster/row_count": MetadataValue.int(rows),
             "dagster/column_schema": MetadataValue.table_schema(TableSchema(columns=columns)),
-            "dagster/uri": MetadataValue.path(path.resolve().as_uri())}
+            "dagster/uri": MetadataValue.path(uri)}
 
 
 # settings that choose where or in what steps the graph runs, never what it computes: changing them
@@ -160,35 +160,34 @@ class ParquetIOManager(ConfigurableIOManager):
         try:
             with full_disk_named(path):
                 pq.write_table(obj, temporary)
-                os.replace(temporary, path)
-        except BaseException:  # a full disk, or stopped: the last good file stays, no half file is left
+            publish(Path(self.home), temporary, path)
+        except BaseException:  # a full disk, a failed upload, or stopped: the last good file stays, no half file
             temporary.unlink(missing_ok=True)
             raise
-        context.add_output_metadata(standard_metadata(obj.schema, obj.num_rows, path))
+        context.add_output_metadata(standard_metadata(obj.schema, obj.num_rows, stored_uri(Path(self.home), path)))
 
-    @staticmethod
-    def _move_in(asset: str, staged: StagedParquet, path: Path) -> dict:
-        """The staged file checked against the asset's schema and renamed over ``path``; discarded
-        when it does not pass, so the last good file stays."""
+    def _move_in(self, asset: str, staged: StagedParquet, path: Path) -> dict:
+        """The staged file checked against the asset's schema and published as ``path``; discarded
+        when it does not pass or cannot be published, so the last good file stays."""
         try:
             metadata = pq.read_metadata(staged.path)
             schema = metadata.schema.to_arrow_schema()
             check_schema(asset, schema)
             path.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staged.path, path)
+            publish(Path(self.home), staged.path, path)
         except BaseException:
             staged.discard()
             raise
-        return standard_metadata(schema, metadata.num_rows, path)
+        return standard_metadata(schema, metadata.num_rows, stored_uri(Path(self.home), path))
 
     def load_input(self, context: InputContext) -> pa.Table:
         asset = context.asset_key.to_user_string()
         if not context.has_asset_partitions:
-            return read_stored(self._path(context, None), asset)
+            return read_stored(stored_file(Path(self.home), self._path(context, None)), asset)
         keys = sorted(context.asset_partition_keys)
         tables = []
         for key in keys:
-            path = self._path(context, key)
+            path = stored_file(Path(self.home), self._path(context, key))
             if not path.exists():
                 raise FileNotFoundError(f"{asset} partition {key} has not been materialised ({path})")
             tables.append(read_stored(path, asset, dimensions_of(context.asset_partitions_def, key)))

@@ -179,6 +179,27 @@ def session_pids(sid: int) -> list[int]:
     return found
 
 
+def stop_session(process: subprocess.Popen, seconds: float) -> None:
+    """Stops a server started in a process session of its own: SIGTERM to its leader, then SIGKILL to
+    whatever of the session is left after ``seconds``, and waits until init reaped them."""
+    sid = process.pid  # a new session: its id is the leader's pid
+    if process.poll() is None:
+        process.terminate()
+    deadline = time.monotonic() + seconds
+    while session_pids(sid) and time.monotonic() < deadline:
+        process.poll()
+        time.sleep(0.2)
+    for pid in session_pids(sid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    process.wait(timeout=30)
+    deadline = time.monotonic() + 15  # killed children are reaped by init, not at once
+    while session_pids(sid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 class RayHead:
     """A real one-node Ray cluster: ``ray start --head --block`` in its own process session, every port
     free on 127.0.0.1, its files in a short temporary folder (Ray's socket paths must be short).
@@ -223,22 +244,51 @@ class RayHead:
         to whatever of its session is left after ``seconds``."""
         import shutil
 
-        sid = self.process.pid  # a new session: its id is the leader's pid
-        if self.process.poll() is None:
-            self.process.terminate()
-        deadline = time.monotonic() + seconds
-        while session_pids(sid) and time.monotonic() < deadline:
-            self.process.poll()
-            time.sleep(0.2)
-        for pid in session_pids(sid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.process.wait(timeout=30)
-        deadline = time.monotonic() + 15  # killed children are reaped by init, not at once
-        while session_pids(sid) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        stop_session(self.process, seconds)
         self.log.close()
         shutil.rmtree(self.folder, ignore_errors=True)
-        assert not session_pids(sid), "the Ray cluster left processes running"
+        assert not session_pids(self.process.pid), "the Ray cluster left processes running"
+
+
+class S3Server:
+    """A real S3 API server (moto's, ``python -m moto.server``) on 127.0.0.1:port, in its own process
+    session, with one empty bucket; stopped by its PID (SIGTERM, then SIGKILL). It keeps objects in
+    its memory, so each server starts empty. ``options`` are the object store's options for it."""
+
+    def __init__(self, log: Path, bucket: str = "team", seconds: float = 60) -> None:
+        self.port, self.bucket = free_port(), bucket
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.log = log.open("wb")
+        self.process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+                                        stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + seconds
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"moto.server exited with {self.process.returncode}; see {log}")
+            try:
+                with urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise TimeoutError(f"the S3 server at {self.endpoint} did not answer in {seconds} s; see {log}")
+                time.sleep(0.3)
+        self.client().create_bucket(Bucket=bucket)
+        self.options = {"key": "test", "secret": "test",
+                        "client_kwargs": {"endpoint_url": self.endpoint, "region_name": "us-east-1"}}
+        self.url = f"s3://{bucket}/rag"
+
+    def client(self):
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id="test", aws_secret_access_key="test",
+                            region_name="us-east-1")
+
+    def keys(self, prefix: str = "rag/") -> list[str]:
+        pages = self.client().get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix)
+        return sorted(item["Key"] for page in pages for item in page.get("Contents", []))
+
+    def stop(self, seconds: float = 10) -> None:
+        stop_session(self.process, seconds)
+        self.log.close()
+        assert not session_pids(self.process.pid), "the S3 server left processes running"

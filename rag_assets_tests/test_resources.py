@@ -97,7 +97,7 @@ def test_a_staged_file_that_fails_the_schema_is_discarded_and_the_last_good_file
     staged = StagedParquet(tmp_path, "embeddings")
     pq.write_table(pa.table({"chunk_id": ["a"]}), staged.path)
     with pytest.raises(SchemaError, match=r"embeddings: columns \['chunk_id'\] differ"):
-        ParquetIOManager._move_in("embeddings", staged, good)
+        ParquetIOManager(home=str(tmp_path))._move_in("embeddings", staged, good)
     assert good.read_bytes() == b"the last good file" and not staged.path.exists()
 
 

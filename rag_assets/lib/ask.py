@@ -127,7 +127,7 @@ class AskIndex:
 
 def _partition(home: Path, asset: str, model: str | None, strategy: str) -> Path:
     dimensions = ([("model", model)] if model else []) + [("strategy", strategy)]
-    return paths.partition_path(home, asset, dimensions)
+    return paths.stored_partition(home, asset, dimensions)
 
 
 def load_index(home: Path, embedder: Embedder, strategy: str) -> AskIndex:
@@ -135,7 +135,7 @@ def load_index(home: Path, embedder: Embedder, strategy: str) -> AskIndex:
     missing or was built with other weights or for other chunks, naming the command that fixes it."""
     files = {asset: _partition(home, asset, embedder.key if asset == "embeddings" else None, strategy)
              for asset in ("embeddings", "chunks")}
-    files["extracted_text"] = paths.partition_path(home, "extracted_text")
+    files["extracted_text"] = paths.stored_partition(home, "extracted_text")
     missing = [f"{asset} ({path})" for asset, path in files.items() if not path.is_file()]
     if missing:
         raise AskError(f"nothing materialised for {embedder.key} x {strategy} under {home}: missing "

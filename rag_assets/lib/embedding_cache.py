@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from rag_assets.lib.object_store import ObjectStore
 from rag_assets.lib.paths import full_disk_named
 
 COMPACT_AFTER = 16  # shards of one tier before they are merged into one of the next
@@ -46,17 +47,40 @@ def tier_of(shard: Path) -> int:
 class ShardFolder:
     """A folder of Parquet shards that only grows: each write adds a shard through a temporary file
     and a rename, so concurrent writers never corrupt it; more than ``COMPACT_AFTER`` shards of one
-    tier are merged into one shard of the next tier."""
+    tier are merged into one shard of the next tier.
 
-    def __init__(self, folder: Path) -> None:
+    With an object store (``store``), the store's shards are the cache: a read first brings the
+    folder in line with them (new shards downloaded, shards merged away elsewhere dropped), each
+    write is uploaded before it is renamed into place, and a merge removes the merged shards there
+    too. Shards are written once and never changed, so each is downloaded once per machine."""
+
+    def __init__(self, folder: Path, store: ObjectStore | None = None) -> None:
         self.folder = Path(folder)
+        self.store = store
 
     def shards(self) -> list[Path]:
         return sorted(self.folder.glob("*.parquet")) if self.folder.is_dir() else []
 
+    def sync(self) -> None:
+        """The folder as the object store holds it: its shards fetched; a shard here that came from
+        the store and is gone there (merged by another machine) removed; a shard here that never
+        went to the store (written before one was configured) uploaded."""
+        if self.store is None:
+            return
+        remote = {shard for shard in self.store.files(self.folder, ".parquet") if shard.parent == self.folder}
+        for shard in self.shards():
+            if shard not in remote:
+                if self.store.is_copy(shard):
+                    self.store.drop_copy(shard)
+                else:
+                    self.store.publish(shard, shard)
+        for shard in sorted(remote):
+            self.store.fetch(shard)
+
     def tables(self, keys: set[str]) -> Iterator[pa.Table]:
         """The rows whose ``text_sha256`` is in ``keys``, a record batch of a shard at a time."""
         wanted = pa.array(sorted(keys), pa.string())
+        self.sync()
         for shard in self.shards():
             try:
                 for batch in self._batches(shard):
@@ -87,7 +111,7 @@ class ShardFolder:
         except FileNotFoundError:
             return False
         for shard in shards:
-            shard.unlink(missing_ok=True)
+            self._remove(shard)
         return True
 
     def _schema(self, shard: Path) -> pa.Schema | None:
@@ -111,9 +135,14 @@ class ShardFolder:
         except (pa.ArrowInvalid, OSError) as error:
             self._discard(shard, error)
 
-    @staticmethod
-    def _discard(shard: Path, error: Exception) -> None:
+    def _discard(self, shard: Path, error: Exception) -> None:
         log.warning(f"discarded a damaged cache shard {shard} ({error}); its entries are computed again")
+        self._remove(shard)
+
+    def _remove(self, shard: Path) -> None:
+        if self.store is not None:
+            self.store.remove(shard)
+            self.store.drop_copy(shard)
         shard.unlink(missing_ok=True)
 
     def size_bytes(self) -> int:
@@ -136,19 +165,24 @@ class ShardFolder:
                     if writer is not None:
                         writer.close()
                 if writer is not None:
-                    os.replace(temporary, self.folder / f"{tier}-{name}.parquet")
+                    final = self.folder / f"{tier}-{name}.parquet"
+                    if self.store is None:
+                        os.replace(temporary, final)
+                    else:
+                        self.store.publish(temporary, final)
         except BaseException:  # a full disk, or stopped: no half shard is left behind
             temporary.unlink(missing_ok=True)
             raise
 
 
 class _KeyedCache:
-    """Rows keyed by the sha256 of a text, for one model revision, in a ``ShardFolder``."""
+    """Rows keyed by the sha256 of a text, for one model revision, in a ``ShardFolder`` (kept in an
+    object store too when one is given)."""
 
-    def __init__(self, folder: Path, dimension: int) -> None:
+    def __init__(self, folder: Path, dimension: int, store: ObjectStore | None = None) -> None:
         self.folder = Path(folder)
         self.dimension = dimension
-        self._shards = ShardFolder(self.folder)
+        self._shards = ShardFolder(self.folder, store)
 
     def size_bytes(self) -> int:
         return self._shards.size_bytes()

@@ -23,6 +23,7 @@ from rag_assets.lib.chunk_report import token_stats, truncated
 from rag_assets.lib.chunking import header_of_text
 from rag_assets.lib.embedding import Embedder
 from rag_assets.lib.embedding_cache import EmbeddingCache, TokenVectorCache, embed_with_cache
+from rag_assets.lib.object_store import object_store
 from rag_assets.lib.paths import full_disk_named
 from rag_assets.lib.schemas import embeddings_schema
 from rag_assets.lib.stamps import PIPELINE_VERSION
@@ -37,7 +38,8 @@ def cache_folder(home: Path, embedder: Embedder) -> Path:
 
 def token_cache(home: Path, embedder: Embedder) -> TokenVectorCache:
     """Late interaction's token vectors of this model revision, beside the embedding cache."""
-    return TokenVectorCache(Path(home) / "token_cache" / embedder.key / embedder.revision, embedder.dimension)
+    return TokenVectorCache(Path(home) / "token_cache" / embedder.key / embedder.revision, embedder.dimension,
+                            object_store(home))
 
 
 def vectors_of(table: pa.Table, dimension: int) -> np.ndarray:
@@ -68,7 +70,7 @@ def write_embeddings(
     is then written ``ROW_GROUP`` rows at a time. With ``cluster`` (see ``cluster_embedding``: Ray or
     Dask), the texts the cache lacks are embedded on its workers."""
     texts = chunks.column("text").to_pylist()
-    cache = EmbeddingCache(cache_folder(home, embedder), embedder.dimension)
+    cache = EmbeddingCache(cache_folder(home, embedder), embedder.dimension, object_store(home))
     schema = embeddings_schema(embedder.dimension)
     with tempfile.TemporaryFile(dir=Path(destination).parent, prefix=".vectors-") as scratch:
         if texts:

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from rag_assets.lib.object_store import object_store
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CORPUS_DIR = PROJECT_ROOT / "data" / "corpus" / "python-3.11-docs" / "html"
 DEFAULT_EVAL_SET = PROJECT_ROOT / "data" / "eval" / "python-3.11-docs.needles.jsonl"
@@ -80,7 +82,7 @@ class StagedParquet:
         self.host = socket.gethostname()
         for left in folder.glob(f".*.{self.host}.*.parquet"):
             pid = left.name.split(".")[-3]
-            if pid.isdigit() and not _alive(int(pid)):
+            if pid.isdigit() and not pid_alive(int(pid)):
                 left.unlink(missing_ok=True)
         self.asset = asset
         self.path = folder / f".{asset}.{self.host}.{os.getpid()}.{uuid.uuid4().hex}.parquet"
@@ -89,7 +91,8 @@ class StagedParquet:
         self.path.unlink(missing_ok=True)
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process of this machine with this id runs (another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -108,8 +111,45 @@ def partition_path(home: Path, asset: str, dimensions: list[tuple[str, str]] | N
 
 
 def partition_files(home: Path, asset: str) -> list[Path]:
-    """Every materialised partition file of an asset, in path order (Hive layout, see resources)."""
-    return sorted((parquet_root(home) / asset).rglob("data.parquet"))
+    """Every materialised partition file of an asset, in path order (Hive layout, see resources). With
+    an object store, the partitions it holds, each brought up to date here first."""
+    store = object_store(home)
+    if store is None:
+        return sorted((parquet_root(home) / asset).rglob("data.parquet"))
+    files = store.files(parquet_root(home) / asset, "/data.parquet")
+    for file in files:
+        store.fetch(file)
+    return files
+
+
+def stored_file(home: Path, local: Path) -> Path:
+    """``local``, a stored output under the storage folder, brought up to date from the object store
+    first when one is configured."""
+    store = object_store(home)
+    if store is not None:
+        store.fetch(local)
+    return local
+
+
+def stored_partition(home: Path, asset: str, dimensions: list[tuple[str, str]] | None = None) -> Path:
+    """The local file of a stored partition, up to date with the object store (``stored_file``)."""
+    return stored_file(home, partition_path(home, asset, dimensions))
+
+
+def publish(home: Path, source: Path, local: Path) -> None:
+    """Makes the complete file ``source`` the stored output ``local``: a rename, after an upload to
+    the object store when one is configured (a failed upload replaces nothing)."""
+    store = object_store(home)
+    if store is None:
+        os.replace(source, local)
+    else:
+        store.publish(source, local)
+
+
+def stored_uri(home: Path, local: Path) -> str:
+    """Where a stored output lives for good: its object's URL, or the local file's."""
+    store = object_store(home)
+    return store.uri(local) if store is not None else Path(local).resolve().as_uri()
 
 
 class DamagedOutput(RuntimeError):

@@ -43,8 +43,8 @@ def worst_queries(connection, home: Path, model: str, strategy: str, retriever: 
                   limit: int = 10) -> list[dict]:
     """The needle queries the configuration missed in the newest run (no correct chunk in its list),
     with the question, the needle and the chunk it put first."""
-    eval_set = paths.partition_path(home, "eval_set")
-    chunks = paths.partition_path(home, "chunks", [("strategy", strategy)])
+    eval_set = paths.stored_partition(home, "eval_set")
+    chunks = paths.stored_partition(home, "chunks", [("strategy", strategy)])
     if not eval_set.exists() or not chunks.exists():
         return []
     rows = connection.execute("""

@@ -19,7 +19,15 @@ import pyarrow as pa
 
 from rag_assets.lib.comparisons import write_comparisons
 from rag_assets.lib.metrics import comparison, write_chunk_stats, write_results, write_threshold_sweep
-from rag_assets.lib.paths import check_readable, dimensions_of_path, full_disk_named, partition_files
+from rag_assets.lib.paths import (
+    check_readable,
+    dimensions_of_path,
+    full_disk_named,
+    partition_files,
+    pid_alive,
+    publish,
+    stored_file,
+)
 from rag_assets.lib.schemas import RESULT_COLUMNS, STAMP_FIELDS, TOKEN_COLUMNS
 
 
@@ -63,7 +71,8 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
     if problems:
         raise RejectedEvaluation("nothing was recorded: the materialised retrieval partitions do not come from one "
                                  "consistent build:\n" + "\n".join(problems))
-    with replaced_atomically(database) as working, duckdb.connect(str(working)) as connection:
+    stored_file(home, database)  # the object store's copy, when one is configured, is the one appended to
+    with replaced_atomically(database, home) as working, duckdb.connect(str(working)) as connection:
         first = runs.slice(0, 1).to_pylist()[0] if len(runs) else {}
         run_id = write_results(connection, runs, {"dagster_run_id": dagster_run_id,
                                                   "eval_version": first.get("eval_version"),
@@ -82,18 +91,19 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
 
 
 @contextmanager
-def replaced_atomically(database: Path) -> Iterator[Path]:
-    """A working copy of ``database`` beside it, written by the caller, then renamed over it.
+def replaced_atomically(database: Path, home: Path) -> Iterator[Path]:
+    """A working copy of ``database`` beside it, written by the caller, then renamed over it (after
+    it was uploaded, with an object store: ``publish``).
 
     Readers (read-only connections, ``rag-assets report``, the UI) keep reading the file they opened
-    and never make the writer fail; a writer that fails (a full disk, a crash, Ctrl-C) leaves the
-    database as it was, with nothing of its run recorded. One writer at a time is the caller's
-    business (the ``duckdb_write`` pool).
+    and never make the writer fail; a writer that fails (a full disk, a crash, Ctrl-C, a failed
+    upload) leaves the database as it was, with nothing of its run recorded. One writer at a time is
+    the caller's business (the ``duckdb_write`` pool).
     """
     database.parent.mkdir(parents=True, exist_ok=True)
     for stale in database.parent.glob(f".{database.name}.*.tmp*"):  # left by a writer that was killed
         writer = re.search(r"\.(\d+)\.tmp(\.wal)?$", stale.name)
-        if writer and not _pid_alive(int(writer.group(1))):
+        if writer and not pid_alive(int(writer.group(1))):
             stale.unlink(missing_ok=True)
     working = database.with_name(f".{database.name}.{os.getpid()}.tmp")
     written = False
@@ -105,23 +115,16 @@ def replaced_atomically(database: Path) -> Iterator[Path]:
             yield working
             written = True
     finally:
-        if written:
-            os.replace(working, database)
-            _wal(database).unlink(missing_ok=True)  # the working copy was checkpointed when it closed
-        else:
-            working.unlink(missing_ok=True)
-        _wal(working).unlink(missing_ok=True)
+        try:
+            if written:
+                _wal(working).unlink(missing_ok=True)  # the working copy was checkpointed when it closed
+                publish(home, working, database)
+                _wal(database).unlink(missing_ok=True)
+        finally:
+            working.unlink(missing_ok=True)  # gone when it was published; what a failed run left otherwise
+            _wal(working).unlink(missing_ok=True)
 
 
 def _wal(database: Path) -> Path:
     return database.with_name(database.name + ".wal")
 
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
