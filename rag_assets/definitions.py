@@ -122,10 +122,24 @@ EXECUTORS = {
 }
 
 
+def k8s_executor():
+    """dagster-k8s's ``k8s_job_executor``: a Kubernetes Job per step, launched from the run's pod, with
+    the image, namespace and environment of the K8sRunLauncher (the Helm chart's); at most
+    RAG_ASSETS_MAX_STEPS steps of a run at once when set. ``pip install -e '.[k8s]'``."""
+    try:
+        from dagster_k8s import k8s_job_executor
+    except ImportError as error:
+        raise ValueError("RAG_ASSETS_EXECUTOR='k8s' needs dagster-k8s: pip install -e '.[k8s]'") from error
+    steps = int(os.environ.get("RAG_ASSETS_MAX_STEPS", "0"))
+    return k8s_job_executor.configured({"max_concurrent": steps}, name="k8s") if steps else k8s_job_executor
+
+
 def executor_named(name: str):
-    """The executor ``name`` of ``EXECUTORS`` (``$RAG_ASSETS_EXECUTOR``, default in_process)."""
+    """The executor ``name`` of ``EXECUTORS``, or ``k8s`` (``$RAG_ASSETS_EXECUTOR``, default in_process)."""
+    if name == "k8s":
+        return k8s_executor()
     if name not in EXECUTORS:
-        raise ValueError(f"RAG_ASSETS_EXECUTOR={name!r}: the executors are {', '.join(EXECUTORS)}")
+        raise ValueError(f"RAG_ASSETS_EXECUTOR={name!r}: the executors are {', '.join(EXECUTORS)}, k8s")
     return EXECUTORS[name]
 
 

@@ -78,9 +78,28 @@ def test_the_executor_comes_from_the_environment_and_an_unknown_one_is_refused(m
     assert build_definitions().resolve_job_def("model_partition").executor_def.name == "in_process"
     monkeypatch.setenv("RAG_ASSETS_EXECUTOR", "multiprocess")
     assert build_definitions().resolve_job_def("model_partition").executor_def.name == "multiprocess"
-    monkeypatch.setenv("RAG_ASSETS_EXECUTOR", "k8s")
-    with pytest.raises(ValueError, match="RAG_ASSETS_EXECUTOR='k8s': the executors are in_process, multiprocess"):
+    monkeypatch.setenv("RAG_ASSETS_EXECUTOR", "kubernetes")
+    with pytest.raises(ValueError, match="RAG_ASSETS_EXECUTOR='kubernetes': the executors are in_process, "
+                                         "multiprocess, k8s"):
         build_definitions()
+
+
+def test_on_kubernetes_every_job_runs_its_steps_as_kubernetes_jobs(monkeypatch):
+    """RAG_ASSETS_EXECUTOR=k8s: dagster-k8s's k8s_job_executor for every job, with the step limit.
+    (No Kubernetes cluster here: what is checked is that the definitions take it.)"""
+    from dagster_k8s import k8s_job_executor
+
+    from rag_assets.definitions import build_definitions
+
+    monkeypatch.setenv("RAG_ASSETS_EXECUTOR", "k8s")
+    monkeypatch.setenv("RAG_ASSETS_MAX_STEPS", "3")
+    definitions = build_definitions()
+    jobs = [definitions.resolve_job_def(job.name) for job in definitions.resolve_all_job_defs()]
+    assert {job.name for job in jobs} >= {"evaluation_inputs", "model_partition", "evaluation_metrics"}
+    for job in jobs:
+        assert job.executor_def.name == "k8s", job.name
+        assert job.executor_def.executor_creation_fn is k8s_job_executor.executor_creation_fn
+        assert job.executor_def.apply_config_mapping({}).value["config"]["max_concurrent"] == 3
 
 
 def test_where_the_graph_runs_is_not_what_it_was_built_with():
