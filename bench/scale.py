@@ -37,14 +37,17 @@ sys.path.insert(0, str(ROOT))
 DIMENSION, CENTRES = 384, 2000
 
 
+def status_kb(*names: str) -> list[int]:
+    """Fields of /proc/self/status in kB (VmHWM, RssAnon, RssFile, ...)."""
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    return [int(fields[name].split()[0]) for name in names]
+
+
 def peak_kb() -> int:
     """This process's peak resident memory in kB (VmHWM). Not ``ru_maxrss``: Linux carries that over
     from the parent at fork and through exec, so a child started by a parent holding 1.1 GB
     reported 1.1 GB before it had read anything."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmHWM in /proc/self/status")
+    return status_kb("VmHWM")[0]
 
 
 def mixture(rows: int, seed: int):
@@ -129,8 +132,8 @@ class _SeededEmbedder:
 def _memory_mb() -> tuple[float, float]:
     """(RssAnon, RssFile) of this process in MB: its own memory, and the file pages it maps (the
     scratch file's pages, which the kernel can write back and reclaim)."""
-    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
-    return tuple(int(fields[name].split()[0]) / 1024 for name in ("RssAnon", "RssFile"))
+    anon, file = status_kb("RssAnon", "RssFile")
+    return anon / 1024, file / 1024
 
 
 def _partition(rows: int, folder: Path) -> dict:
@@ -278,22 +281,12 @@ def _engine_run(engine: str, count: int, folder: Path, workers: int, threads: in
         head = RayHead(cpus=workers * threads)
         env |= {"BENCH_CLUSTER_ADDRESS": head.address, "BENCH_THREADS": str(threads), **head.client_env}
         stop = head.stop
-    elif engine == "dask":
-        from distributed import LocalCluster
+    elif engine == "dask":  # the tests' Dask cluster, which gives this process's environment back when stopped
+        from rag_assets_tests.servers import DaskCluster
 
-        saved = dict(os.environ)
-        local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                             env={"OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1"})
-        env |= {"BENCH_CLUSTER_ADDRESS": local.scheduler_address, "BENCH_THREADS": str(threads)}
-
-        def stop():
-            # Dask's nanny sets its workers' variables (OMP_NUM_THREADS=1, MALLOC_TRIM_THRESHOLD_=65536,
-            # ...) in this process's environment and leaves them there (dask/distributed#6749): every
-            # process started after it inherited them, and the in-process runs after a Dask run
-            # embedded on one thread at 21 texts/s instead of 55
-            local.close()
-            os.environ.clear()
-            os.environ.update(saved)
+        local = DaskCluster(workers, {"OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1"})
+        env |= {"BENCH_CLUSTER_ADDRESS": local.address, "BENCH_THREADS": str(threads)}
+        stop = local.stop
     try:
         done = subprocess.run([sys.executable, __file__, "--engine-one", engine, "--engines", str(count),
                                "--folder", str(folder)], capture_output=True, text=True, env=env)

@@ -23,7 +23,7 @@ EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM
 def _results(home: Path) -> Path | None:
     """The metrics database (brought up to date from the object store, when one is configured), or
     None (having said what to run) when no evaluation wrote one yet."""
-    database = paths.stored_file(home, paths.duckdb_path(home))
+    database = paths.stored_database(home)
     if database.exists():
         return database
     print(f"no results yet at {database}: run `rag-assets evaluate` first", file=sys.stderr)
@@ -111,7 +111,7 @@ def _ask(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.lib.embedding import ModelUnavailableError, load_model
     from rag_assets.lib.traces import record_trace
 
-    database = paths.stored_file(home, paths.duckdb_path(home))
+    database = paths.stored_database(home)
     try:
         needs_metrics = not (args.model and args.strategy and args.retriever and args.cut is not None)
         if needs_metrics and not database.exists():

@@ -250,6 +250,29 @@ class RayHead:
         assert not session_pids(self.process.pid), "the Ray cluster left processes running"
 
 
+class DaskCluster:
+    """A Dask ``LocalCluster`` of ``workers`` worker processes (one thread each) on 127.0.0.1, with
+    ``env`` in its workers. Dask's nanny sets its workers' variables (``OMP_NUM_THREADS=1``,
+    ``MALLOC_TRIM_THRESHOLD_=65536``, ...) in the environment of the process that starts it and
+    leaves them there (dask/distributed#6749): every process started afterwards inherits them, and
+    in-process embedding after a Dask run ran on one thread at 21 texts/s instead of 50. ``stop``
+    closes the cluster and gives the environment back as it was."""
+
+    def __init__(self, workers: int, env: dict[str, str]) -> None:
+        from distributed import LocalCluster
+
+        self._environment = dict(os.environ)
+        self.local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None, env=env)
+        self.address = self.local.scheduler_address
+        self.pids = [worker.process.pid for worker in self.local.workers.values()]
+
+    def stop(self) -> None:
+        self.local.close()
+        os.environ.clear()
+        os.environ.update(self._environment)
+
+
 class S3Server:
     """A real S3 API server (moto's, ``python -m moto.server``) on 127.0.0.1:port, in its own process
     session, with one empty bucket; stopped by its PID (SIGTERM, then SIGKILL). It keeps objects in

@@ -13,7 +13,7 @@ from rag_assets.lib import paths
 from rag_assets.lib.cluster_embedding import DaskEmbedding, RayEmbedding, cluster_embedding
 from rag_assets.lib.embedding import load_model
 from rag_assets.lib.embedding_rows import embed_chunks, vectors_of
-from rag_assets_tests.servers import RayHead
+from rag_assets_tests.servers import DaskCluster, RayHead
 
 
 @pytest.fixture(scope="module")
@@ -31,19 +31,12 @@ def ray_head():
 
 @pytest.fixture
 def dask_cluster():
-    from distributed import LocalCluster
-
-    saved = dict(os.environ)  # the nanny leaves its workers' variables in ours (dask/distributed#6749)
-    local = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                         dashboard_address=None, env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
-    pids = [worker.process.pid for worker in local.workers.values()]
+    cluster = DaskCluster(2, {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
     try:
-        yield local
+        yield cluster
     finally:
-        local.close()
-        os.environ.clear()
-        os.environ.update(saved)  # later tests' subprocesses would run numpy and torch on one thread
-        for pid in pids:  # every worker process is gone
+        cluster.stop()  # and our environment as it was: later tests' subprocesses would run on one thread
+        for pid in cluster.pids:  # every worker process is gone
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
 
@@ -97,7 +90,7 @@ def test_vectors_from_a_ray_cluster_equal_the_in_process_ones_in_order(ray_head,
 
 
 def test_vectors_from_a_dask_cluster_equal_the_in_process_ones_in_order(dask_cluster, tiny_chunks, tmp_path):
-    _same_as_in_process(tiny_chunks, lambda embedder: DaskEmbedding(dask_cluster.scheduler_address, embedder),
+    _same_as_in_process(tiny_chunks, lambda embedder: DaskEmbedding(dask_cluster.address, embedder),
                         "dask", tmp_path)
 
 
@@ -124,10 +117,10 @@ def test_a_dask_worker_keeps_freed_memory_for_reuse_once_it_embeds(dask_cluster)
     reuses freed memory instead."""
     from distributed import Client
 
-    with Client(dask_cluster.scheduler_address, set_as_default=False) as client:
+    with Client(dask_cluster.address, set_as_default=False) as client:
         assert set(client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_").values()) == {"65536"}  # Dask's default
         before = client.run(_faults_of_large_blocks)
-        remote = DaskEmbedding(dask_cluster.scheduler_address, load_model("wordllama"))
+        remote = DaskEmbedding(dask_cluster.address, load_model("wordllama"))
         try:
             list(remote.embed_shards([f"text number {i}" for i in range(64 * 16)]))
         finally:

@@ -15,7 +15,7 @@ from dagster import (
 
 from rag_assets.asset_support import preview_table, snapshot_of
 from rag_assets.automation import EVALUATE
-from rag_assets.lib.paths import stored_file
+from rag_assets.lib.paths import stored_database
 from rag_assets.lib.previews import worst_queries_of_default
 from rag_assets.lib.regressions import latest_regressions
 from rag_assets.lib.report import build_report, headline, plots_markdown
@@ -71,7 +71,7 @@ def retrieval_metrics(
 @asset_check(asset=retrieval_metrics, blocking=True, additional_ins={"corpus_snapshot": AssetIn()},
              description="Every configuration of the newest run was built from the same snapshot, pipeline and current weights.")
 def metrics_stamps_agree(settings: RagSettings, models: EmbeddingModels, corpus_snapshot: pa.Table) -> AssetCheckResult:
-    with duckdb.connect(str(stored_file(Path(settings.home), settings.duckdb_path)), read_only=True) as connection:
+    with duckdb.connect(str(stored_database(Path(settings.home))), read_only=True) as connection:
         stamps = connection.sql(
             f"SELECT DISTINCT {', '.join(STAMP_FIELDS)} FROM latest_results ORDER BY ALL").to_arrow_table().to_pylist()
     problems = stamp_problems(stamps, models.installed_revisions(stamps), expected=snapshot_of(corpus_snapshot))
@@ -87,7 +87,7 @@ def metrics_stamps_agree(settings: RagSettings, models: EmbeddingModels, corpus_
              "queries (sign test on success@k, Wilcoxon on reciprocal rank); fails on a drop with p < 0.05, "
              "warns when the evaluation set changed between the two runs.")
 def no_significant_regression(settings: RagSettings) -> AssetCheckResult:
-    with duckdb.connect(str(stored_file(Path(settings.home), settings.duckdb_path)), read_only=True) as connection:
+    with duckdb.connect(str(stored_database(Path(settings.home))), read_only=True) as connection:
         report = latest_regressions(connection)
     return AssetCheckResult(
         passed=not report.drops and not report.evaluation_set_changed,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import uuid
 from collections import defaultdict
 from pathlib import Path
@@ -25,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from rag_assets.lib.object_store import ObjectStore
+from rag_assets.lib.object_store import ObjectStore, publish
 from rag_assets.lib.paths import full_disk_named
 
 COMPACT_AFTER = 16  # shards of one tier before they are merged into one of the next
@@ -102,26 +101,13 @@ class ShardFolder:
     def _merge(self, shards: list[Path], tier: int) -> bool:
         """One shard of ``tier`` holding the rows of ``shards``, written a batch at a time; the merged
         shards are removed. False when a concurrent writer is merging them (a shard vanished)."""
-        readable = [shard for shard in shards if self._schema(shard) is not None]
-        if not readable:
-            return False
-        try:
-            self._write((pa.Table.from_batches([batch]) for shard in readable for batch in self._batches(shard)),
-                        tier, schema=self._schema(readable[0]))
+        try:  # a damaged shard is discarded by _batches and merged as empty
+            self._write((pa.Table.from_batches([batch]) for shard in shards for batch in self._batches(shard)), tier)
         except FileNotFoundError:
             return False
         for shard in shards:
             self._remove(shard)
         return True
-
-    def _schema(self, shard: Path) -> pa.Schema | None:
-        try:
-            return pq.read_schema(shard)
-        except FileNotFoundError:
-            return None
-        except (pa.ArrowInvalid, OSError) as error:
-            self._discard(shard, error)
-            return None
 
     def _batches(self, shard: Path) -> Iterator[pa.RecordBatch]:
         """A shard's rows, a record batch at a time. A shard that cannot be read (truncated,
@@ -148,7 +134,7 @@ class ShardFolder:
     def size_bytes(self) -> int:
         return sum(shard.stat().st_size for shard in self.shards())
 
-    def _write(self, tables: Iterable[pa.Table], tier: int, schema: pa.Schema | None = None) -> None:
+    def _write(self, tables: Iterable[pa.Table], tier: int) -> None:
         """One shard of ``tier`` from ``tables`` (written one after the other), through a temporary
         file and a rename."""
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -159,17 +145,13 @@ class ShardFolder:
                 writer = None
                 try:
                     for table in tables:
-                        writer = writer or pq.ParquetWriter(temporary, schema or table.schema)
+                        writer = writer or pq.ParquetWriter(temporary, table.schema)
                         writer.write_table(table, row_group_size=READ_ROWS)
                 finally:
                     if writer is not None:
                         writer.close()
                 if writer is not None:
-                    final = self.folder / f"{tier}-{name}.parquet"
-                    if self.store is None:
-                        os.replace(temporary, final)
-                    else:
-                        self.store.publish(temporary, final)
+                    publish(self.store, temporary, self.folder / f"{tier}-{name}.parquet")
         except BaseException:  # a full disk, or stopped: no half shard is left behind
             temporary.unlink(missing_ok=True)
             raise

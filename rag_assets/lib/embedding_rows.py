@@ -108,10 +108,8 @@ def write_embeddings(
                 block = np.ascontiguousarray(vectors[start:start + ROW_GROUP])  # one row group in memory
                 vector = pa.FixedSizeListArray.from_arrays(pa.array(block.reshape(-1), pa.float32()),
                                                            embedder.dimension)
-                part = rows.slice(start, ROW_GROUP)
-                writer.write_table(pa.table({"chunk_id": part.column("chunk_id"), "vector": vector,
-                                             **{name: part.column(name) for name in schema.names[2:]}},
-                                            schema=schema), row_group_size=ROW_GROUP)
+                writer.write_table(rows.slice(start, ROW_GROUP).add_column(1, schema.field("vector"), vector),
+                                   row_group_size=ROW_GROUP)
         del vectors  # the map closes before its file
     stats = token_stats(tokens, header_tokens, embedder.special_tokens, embedder.window)
     return {

@@ -151,6 +151,15 @@ class ObjectStore:
         return str(info.get("ETag") or info.get("etag") or f"{info.get('size')}:{info.get('mtime') or info.get('LastModified')}")
 
 
+def publish(store: ObjectStore | None, source: Path, local: Path) -> None:
+    """Makes the complete file ``source`` the stored file ``local``: a rename, after an upload to
+    ``store`` when there is one (a failed upload replaces nothing)."""
+    if store is None:
+        os.replace(source, local)
+    else:
+        store.publish(source, local)
+
+
 def _etag_file(local: Path) -> Path:
     return local.with_name(f".{local.name}.etag")
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 from rag_assets.lib.object_store import object_store
+from rag_assets.lib.object_store import publish as publish_to
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CORPUS_DIR = PROJECT_ROOT / "data" / "corpus" / "python-3.11-docs" / "html"
@@ -131,6 +132,11 @@ def stored_file(home: Path, local: Path) -> Path:
     return local
 
 
+def stored_database(home: Path) -> Path:
+    """``metrics.duckdb``, up to date with the object store (``stored_file``)."""
+    return stored_file(home, duckdb_path(home))
+
+
 def stored_partition(home: Path, asset: str, dimensions: list[tuple[str, str]] | None = None) -> Path:
     """The local file of a stored partition, up to date with the object store (``stored_file``)."""
     return stored_file(home, partition_path(home, asset, dimensions))
@@ -139,11 +145,7 @@ def stored_partition(home: Path, asset: str, dimensions: list[tuple[str, str]] |
 def publish(home: Path, source: Path, local: Path) -> None:
     """Makes the complete file ``source`` the stored output ``local``: a rename, after an upload to
     the object store when one is configured (a failed upload replaces nothing)."""
-    store = object_store(home)
-    if store is None:
-        os.replace(source, local)
-    else:
-        store.publish(source, local)
+    publish_to(object_store(home), source, local)
 
 
 def stored_uri(home: Path, local: Path) -> str:

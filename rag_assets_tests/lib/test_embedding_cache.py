@@ -89,10 +89,10 @@ def test_compaction_by_tier_rewrites_each_vector_about_log_n_times(tmp_path, mon
     written = []
     original = embedding_cache.ShardFolder._write
 
-    def counting(self, tables, tier, schema=None):
+    def counting(self, tables, tier):
         tables = list(tables)
         written.append(sum(table.num_rows for table in tables))
-        return original(self, tables, tier, schema)
+        return original(self, tables, tier)
 
     monkeypatch.setattr(embedding_cache.ShardFolder, "_write", counting)
     cache = EmbeddingCache(tmp_path / "c", dimension=2)
