@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test install install-test browser postgres ui clean
+.PHONY: demo test test-fast install install-test browser postgres ui clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ postgres:
 TEST_WORKERS ?= 2
 test: install-test browser postgres
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+
+# the tests that need no graph run, real model, server or browser (pyproject.toml: markers)
+test-fast: install-test
+	$(BIN)/python -m pytest -m "not integration and not servers and not browser" -n $(TEST_WORKERS) --dist loadfile
 
 ui: install
 	$(BIN)/rag-assets ui

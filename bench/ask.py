@@ -20,9 +20,10 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from rag_assets.lib import paths  # noqa: E402
-from rag_assets.lib.ask import ask, load_index  # noqa: E402
-from rag_assets.lib.embedding import load_model  # noqa: E402
+from rag_assets.lib.answer.ask import ask, load_index  # noqa: E402
+from rag_assets.lib.embed.models import load_model  # noqa: E402
+from rag_assets.lib.store import paths  # noqa: E402
+from rag_assets.settings import DEFAULT_EVAL_SET  # noqa: E402
 
 
 def main() -> int:
@@ -32,7 +33,7 @@ def main() -> int:
     parser.add_argument("--cut", type=float, default=0.6)
     args = parser.parse_args()
     home = paths.storage_home()
-    questions = [q for line in paths.DEFAULT_EVAL_SET.read_text().splitlines() if line.strip()
+    questions = [q for line in DEFAULT_EVAL_SET.read_text().splitlines() if line.strip()
                  for q in json.loads(line)["questions"].values()]
     embedder = load_model(args.model, onnx_dir=paths.onnx_dir(home))
     index = load_index(home, embedder, args.strategy)

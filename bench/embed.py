@@ -22,12 +22,13 @@ warnings.filterwarnings("ignore")
 
 import numpy as np  # noqa: E402
 
-from rag_assets.lib.chunking import STRATEGIES, chunk_document  # noqa: E402
-from rag_assets.lib.corpus import scan_corpus  # noqa: E402
-from rag_assets.lib.embedding import MODELS, _package_folder, load_model  # noqa: E402
-from rag_assets.lib.extraction import extract_document  # noqa: E402
-from rag_assets.lib.paths import DEFAULT_CORPUS_DIR  # noqa: E402
-from rag_assets.lib.vectors import l2_normalize  # noqa: E402
+from rag_assets.lib.embed.models import BUILT_IN, load_model  # noqa: E402
+from rag_assets.lib.embed.spec import package_folder  # noqa: E402
+from rag_assets.lib.embed.vectors import l2_normalize  # noqa: E402
+from rag_assets.lib.ingest.chunking import STRATEGIES, chunk_document  # noqa: E402
+from rag_assets.lib.ingest.corpus import scan_corpus  # noqa: E402
+from rag_assets.lib.ingest.extraction import extract_document  # noqa: E402
+from rag_assets.settings import DEFAULT_CORPUS_DIR  # noqa: E402
 
 
 def chunk_texts(strategy: str) -> list[str]:
@@ -51,7 +52,7 @@ def main() -> None:
 
     from sentence_transformers import SentenceTransformer
 
-    plain = SentenceTransformer(str(_package_folder(MODELS["all-MiniLM-L6-v2"])), device="cpu")
+    plain = SentenceTransformer(str(package_folder(BUILT_IN["all-MiniLM-L6-v2"])), device="cpu")
     with tempfile.TemporaryDirectory() as onnx_dir:
         started = time.perf_counter()
         ours = load_model("all-MiniLM-L6-v2", onnx_dir=Path(onnx_dir))

@@ -43,7 +43,7 @@ STRATEGY = "boundaries_header"
 
 
 def build_corpus(size: int, folder: Path) -> Path:
-    from rag_assets.lib.paths import DEFAULT_CORPUS_DIR
+    from rag_assets.settings import DEFAULT_CORPUS_DIR
 
     corpus = folder / f"corpus_{size}x"
     if not corpus.is_dir():
@@ -58,12 +58,12 @@ def stage(name: str, work: Path, corpus: Path, model: str, home: str, size: int)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from rag_assets.lib.canonical import Section
-    from rag_assets.lib.chunking import STRATEGIES, chunk_document
-    from rag_assets.lib.corpus import scan_corpus
-    from rag_assets.lib.evalset import expand_queries, load_needles
-    from rag_assets.lib.extraction import extract_document
-    from rag_assets.lib.paths import DEFAULT_EVAL_SET
+    from rag_assets.lib.evalsets.queries import expand_queries, load_needles
+    from rag_assets.lib.ingest.canonical import Section
+    from rag_assets.lib.ingest.chunking import STRATEGIES, chunk_document
+    from rag_assets.lib.ingest.corpus import scan_corpus
+    from rag_assets.lib.ingest.extraction import extract_document
+    from rag_assets.settings import DEFAULT_EVAL_SET
 
     queries = [q.text for q in expand_queries(load_needles(DEFAULT_EVAL_SET))]
     started = time.perf_counter()
@@ -86,7 +86,7 @@ def stage(name: str, work: Path, corpus: Path, model: str, home: str, size: int)
         return {"seconds": seconds, "items": len(texts)}
     texts = pq.read_table(work / "chunks.parquet").column("text").to_pylist()
     if name == "embed":
-        from rag_assets.lib.embedding import load_model
+        from rag_assets.lib.embed.models import load_model
 
         embedder = load_model(model, onnx_dir=work.parent / "onnx")
         embedder.embed(texts[:8])
@@ -97,7 +97,7 @@ def stage(name: str, work: Path, corpus: Path, model: str, home: str, size: int)
         np.save(work / "queries.npy", embedder.embed_queries(queries))
         return {"seconds": seconds, "items": len(texts)}
     if name in ("bm25_index", "bm25_query"):
-        from rag_assets.lib.retrievers.bm25 import BM25
+        from rag_assets.lib.retrieve.bm25 import BM25
 
         index = BM25(texts)
         built = time.perf_counter() - started
@@ -108,7 +108,7 @@ def stage(name: str, work: Path, corpus: Path, model: str, home: str, size: int)
             index.top_k(query, 25)
         return {"seconds": time.perf_counter() - started, "items": len(queries)}
     if name == "dense_scan":
-        from rag_assets.lib.retrievers.dense import dense_top_k
+        from rag_assets.lib.retrieve.dense import dense_top_k
 
         vectors, query_vectors = np.load(work / "vectors.npy"), np.load(work / "queries.npy")
         started = time.perf_counter()
@@ -124,8 +124,12 @@ def metrics_stage(home: Path, size: int) -> dict:
     import duckdb
     import pyarrow as pa
 
-    from rag_assets.lib.metrics import comparison, create_schema, write_results
-    from rag_assets.lib.paths import duckdb_path
+    from rag_assets.lib.evaluate.measures import (
+        comparison,
+        create_schema,
+        write_results,
+    )
+    from rag_assets.lib.store.paths import duckdb_path
 
     with duckdb.connect(str(duckdb_path(home)), read_only=True) as stored:
         rows = stored.sql("SELECT * EXCLUDE (run_id) FROM latest_results").to_arrow_table()

@@ -57,8 +57,8 @@ def write_document(path: Path, megabytes: float, fmt: str, seed: int = 7) -> Non
 def _stage(kind: str, path: str, fmt: str, strategy: str) -> dict:
     import hashlib
 
-    from rag_assets.lib.chunking import STRATEGIES, chunk_rows
-    from rag_assets.lib.documents import extract_file
+    from rag_assets.lib.ingest.chunking import STRATEGIES, chunk_rows
+    from rag_assets.lib.ingest.documents import extract_file
 
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     folder, name = os.path.split(path)

@@ -23,9 +23,9 @@ import duckdb
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from rag_assets.lib.metrics import comparison  # noqa: E402
-from rag_assets.lib.paths import duckdb_path, storage_home  # noqa: E402
-from rag_assets.lib.trec import stored_rows, trec_lines  # noqa: E402
+from rag_assets.lib.evaluate.measures import comparison  # noqa: E402
+from rag_assets.lib.evaluate.trec import stored_rows, trec_lines  # noqa: E402
+from rag_assets.lib.store.paths import duckdb_path, storage_home  # noqa: E402
 
 MEASURES = {"success_at_1": "hit_rate@1", "success_at_4": "hit_rate@4", "success_at_8": "hit_rate@8",
             "success_at_20": "hit_rate@20", "mrr": "mrr", "ndcg_at_10": "ndcg@10"}

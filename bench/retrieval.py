@@ -16,14 +16,15 @@ import time
 
 import numpy as np
 
-from rag_assets.lib.chunking import STRATEGIES, chunk_document
-from rag_assets.lib.corpus import scan_corpus
-from rag_assets.lib.evalset import expand_queries, load_needles
-from rag_assets.lib.extraction import extract_document
-from rag_assets.lib.paths import DEFAULT_CORPUS_DIR, DEFAULT_EVAL_SET, duckdb_path, storage_home
-from rag_assets.lib.retrievers.bm25 import BM25, tokenize
-from rag_assets.lib.retrievers.dense import dense_top_k
-from rag_assets.lib.vectors import l2_normalize
+from rag_assets.lib.embed.vectors import l2_normalize
+from rag_assets.lib.evalsets.queries import expand_queries, load_needles
+from rag_assets.lib.ingest.chunking import STRATEGIES, chunk_document
+from rag_assets.lib.ingest.corpus import scan_corpus
+from rag_assets.lib.ingest.extraction import extract_document
+from rag_assets.lib.retrieve.bm25 import BM25, tokenize
+from rag_assets.lib.retrieve.dense import dense_top_k
+from rag_assets.lib.store.paths import duckdb_path, storage_home  # noqa: E402
+from rag_assets.settings import DEFAULT_CORPUS_DIR, DEFAULT_EVAL_SET  # noqa: E402
 
 
 def best_of(repeats: int, function) -> float:

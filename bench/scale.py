@@ -67,8 +67,8 @@ def mixture(rows: int, seed: int):
 def _measure(rows: int, queries: int, threads: int) -> dict:
     import faiss
 
-    from rag_assets.lib.retrievers.ann import HNSWIndex, recall_against_exact
-    from rag_assets.lib.retrievers.dense import dense_top_k
+    from rag_assets.lib.retrieve.ann import HNSWIndex, recall_against_exact
+    from rag_assets.lib.retrieve.dense import dense_top_k
 
     baseline = peak_kb()
     vectors, asked = mixture(rows, seed=1), mixture(queries, seed=2)
@@ -96,8 +96,8 @@ def _measure(rows: int, queries: int, threads: int) -> dict:
 def _streamed(rows: int, queries: int, block_rows: int, folder: Path) -> dict:
     """Exact top 10 of ``queries`` queries in one pass over ``rows`` vectors read from Parquet
     ``block_rows`` at a time (the file is written first, in blocks, by the parent)."""
-    from rag_assets.lib.embedding_rows import vector_blocks
-    from rag_assets.lib.retrievers.dense import top_k_of_blocks
+    from rag_assets.lib.embed.partition import vector_blocks
+    from rag_assets.lib.retrieve.dense import top_k_of_blocks
 
     baseline = peak_kb()
     asked = mixture(queries, seed=2)
@@ -144,7 +144,7 @@ def _partition(rows: int, folder: Path) -> dict:
 
     import pyarrow as pa
 
-    from rag_assets.lib.embedding_rows import write_embeddings
+    from rag_assets.lib.embed.partition import write_embeddings
 
     home = folder / f"partition-{rows}"
     shutil.rmtree(home, ignore_errors=True)
@@ -200,10 +200,10 @@ def write_vectors(rows: int, path: Path) -> None:
 
 def corpus_texts(count: int) -> list[str]:
     """``count`` chunk texts of the default corpus (strategy ``boundaries``), repeated if need be."""
-    from rag_assets.lib.chunking import STRATEGIES, chunk_document
-    from rag_assets.lib.corpus import scan_corpus
-    from rag_assets.lib.extraction import extract_document
-    from rag_assets.lib.paths import DEFAULT_CORPUS_DIR
+    from rag_assets.lib.ingest.chunking import STRATEGIES, chunk_document
+    from rag_assets.lib.ingest.corpus import scan_corpus
+    from rag_assets.lib.ingest.extraction import extract_document
+    from rag_assets.settings import DEFAULT_CORPUS_DIR
 
     texts = []
     for entry in scan_corpus(DEFAULT_CORPUS_DIR):
@@ -229,10 +229,10 @@ def _engine(engine: str, count: int, folder: Path) -> dict:
     import os
     import shutil
 
-    from rag_assets.lib.cluster_embedding import DaskEmbedding, RayEmbedding
-    from rag_assets.lib.embedding import load_model
-    from rag_assets.lib.embedding_cache import EmbeddingCache, embed_with_cache
-    from rag_assets.lib.embedding_rows import BATCH
+    from rag_assets.lib.embed.cache import EmbeddingCache, embed_with_cache
+    from rag_assets.lib.embed.cluster import DaskEmbedding, RayEmbedding
+    from rag_assets.lib.embed.models import load_model
+    from rag_assets.lib.embed.partition import BATCH
 
     short, long = engine_passes(count)
     embedder = load_model("all-MiniLM-L6-v2")

@@ -6,9 +6,17 @@ import warnings
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import BetaWarning, DataVersion, MetadataValue, Output, TableColumn, TableRecord, TableSchema
+from dagster import (
+    BetaWarning,
+    DataVersion,
+    MetadataValue,
+    Output,
+    TableColumn,
+    TableRecord,
+    TableSchema,
+)
 
-from rag_assets.lib import paths
+from rag_assets.lib.store import paths
 from rag_assets.partitions import dimensions_of, model_strategy_partitions
 
 

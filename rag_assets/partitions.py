@@ -21,7 +21,7 @@ from dagster import (
     StaticPartitionsDefinition,
 )
 
-from rag_assets.lib.chunking import STRATEGIES
+from rag_assets.lib.ingest.chunking import STRATEGIES
 
 MODEL = "model"
 STRATEGY = "strategy"

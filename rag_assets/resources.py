@@ -18,13 +18,21 @@ from dagster import (
 )
 from pydantic import Field
 
-from rag_assets.lib import paths
-from rag_assets.lib.embedding import MODELS, Embedder, current_revision, load_model
-from rag_assets.lib.paths import StagedParquet, full_disk_named, publish, read_stored, stored_file, stored_uri
-from rag_assets.lib.retrievers.ann import HNSWConfig
-from rag_assets.lib.retrievers.bm25 import BM25Config
-from rag_assets.lib.retrievers.dense import BLOCK_ROWS as DENSE_BLOCK_ROWS
-from rag_assets.lib.schemas import check_schema, check_table
+from rag_assets import settings
+from rag_assets.lib.embed.models import current_revision, load_model, registry
+from rag_assets.lib.embed.spec import Embedder
+from rag_assets.lib.retrieve.ann import HNSWConfig
+from rag_assets.lib.retrieve.bm25 import BM25Config
+from rag_assets.lib.store import paths
+from rag_assets.lib.store.paths import (
+    StagedParquet,
+    full_disk_named,
+    publish,
+    read_stored,
+    stored_file,
+    stored_uri,
+)
+from rag_assets.lib.store.schemas import check_schema, check_table
 from rag_assets.partitions import dimensions_of
 
 
@@ -43,80 +51,43 @@ def standard_metadata(schema: pa.Schema, rows: int, uri: str) -> dict:
 EXECUTION_ONLY = ("ray_address", "dask_scheduler", "dense_block_rows")
 
 
-class RagSettings(ConfigurableResource):
-    """What the graph reads and where it writes: any document folder and needle set a user brings."""
+def _setting(path: str):
+    """A field whose default (read when the resource is built) and description are those of the setting
+    at ``path`` in ``rag_assets.settings``, the one place a setting is defined."""
+    return Field(default_factory=lambda: settings.value(path), description=settings.description(path))
 
-    home: str = Field(
-        default_factory=lambda: str(paths.storage_home()),
-        description="Storage folder for every output ($RAG_ASSETS_HOME; default storage/ in the project).",
-    )
-    corpus_dir: str = Field(
-        default_factory=paths.corpus_dir,
-        description="Folder of documents to evaluate on; every file under it is a document ($RAG_ASSETS_CORPUS).",
-    )
-    eval_set: str = Field(
-        default_factory=paths.eval_set,
-        description="JSON Lines file of needle questions for this corpus, or a BEIR folder (queries and qrels) "
-        "($RAG_ASSETS_EVAL_SET).",
-    )
-    beir_split: str = Field(default="test", description="The qrels split to evaluate when eval_set is a BEIR folder.")
-    out_of_domain: str = Field(
-        default_factory=paths.out_of_domain,
-        description="JSON Lines file of queries the corpus cannot answer ('' for none: no refusal calibration; "
-        "$RAG_ASSETS_OUT_OF_DOMAIN).",
-    )
-    phrasings: list[str] = Field(
-        default=["doc", "ticket"], description="Phrasings every needle must carry, each with a non-empty question."
-    )
-    max_document_bytes: int = Field(
-        default=50 * 1024 * 1024,
-        description="A document larger than this fails extraction (status 'failed') instead of being read.",
-    )
-    top_k: int = Field(default=25, description="Chunks kept per query and retriever.")
-    owners: list[str] = Field(
-        default_factory=lambda: [o.strip() for o in os.environ.get("RAG_ASSETS_OWNERS", "").split(",") if o.strip()],
-        description="Owners shown on every asset in the UI: e-mail addresses or team:NAME ($RAG_ASSETS_OWNERS, "
-        "comma-separated).")
-    asset_tags: dict[str, str] = Field(
-        default_factory=lambda: dict(pair.split("=", 1) for pair in os.environ.get("RAG_ASSETS_TAGS", "").split(",")
-                                     if "=" in pair),
-        description="Tags shown on every asset in the UI ($RAG_ASSETS_TAGS, comma-separated key=value).")
-    retrievers: list[str] = Field(
-        default=["dense", "ann", "bm25", "hybrid", "late_interaction", "cross_encoder"],
-        description="Retrievers to run (see rag_assets/lib/retrievers); unavailable ones are skipped and reported.",
-    )
-    cross_encoder: str = Field(
-        default="",
-        description="Folder of a trained sentence-transformers CrossEncoder for the second stage; '' for none.",
-    )
-    ray_address: str = Field(
-        default_factory=lambda: os.environ.get("RAY_ADDRESS", ""),
-        description="Embed on this Ray cluster (e.g. 10.0.0.5:6379; $RAY_ADDRESS): Ray Data map_batches with one "
-        "model-holding actor per worker CPU. '' embeds in process.")
-    dask_scheduler: str = Field(
-        default_factory=lambda: os.environ.get("RAG_ASSETS_DASK_SCHEDULER", ""),
-        description="Embed on this Dask cluster instead (e.g. tcp://10.0.0.5:8786; $RAG_ASSETS_DASK_SCHEDULER). "
-        "'' embeds in process.")
-    dense_block_rows: int = Field(
-        default=DENSE_BLOCK_ROWS, ge=1,
-        description="The dense retriever scores this many chunk vectors at a time: its working memory per query "
-        "is about 20 bytes a row, whatever the collection's size.")
-    ann_m: int = Field(default=32, description="The ann retriever's HNSW graph: neighbours per node (faiss M).")
-    ann_ef_construction: int = Field(default=200, description="The ann retriever's HNSW candidate list while building.")
-    ann_ef_search: int = Field(default=128, description="The ann retriever's HNSW candidate list while searching.")
-    bm25_k1: float = Field(default=1.2, description="BM25's term-frequency saturation k1.")
-    bm25_b: float = Field(default=0.75, description="BM25's length normalisation b.")
-    bm25_lowercase: bool = Field(default=True, description="BM25 lower-cases tokens.")
-    bm25_stopwords: str = Field(default="none", description="BM25 stop words: 'none' or 'english' (Lucene's set).")
-    bm25_stemmer: str = Field(default="none", description="BM25 stemming: 'none' or a Snowball language ('english').")
-    nightly_cron: str = Field(
-        default_factory=lambda: os.environ.get("RAG_ASSETS_NIGHTLY_CRON", "0 2 * * *"),
-        description="When the nightly evaluation runs (cron; $RAG_ASSETS_NIGHTLY_CRON, default 02:00).",
-    )
-    nightly_timezone: str = Field(
-        default_factory=lambda: os.environ.get("RAG_ASSETS_NIGHTLY_TIMEZONE", "UTC"),
-        description="The timezone of nightly_cron ($RAG_ASSETS_NIGHTLY_TIMEZONE, default UTC).",
-    )
+
+class RagSettings(ConfigurableResource):
+    """What the graph reads and where it writes: any document folder and needle set a user brings.
+
+    Every field is a setting of ``rag_assets.settings`` (its default and its environment variable);
+    a run's configuration may set any of them (the UI's launchpad, the command line's options)."""
+
+    home: str = _setting("home")
+    corpus_dir: str = _setting("corpus")
+    eval_set: str = _setting("eval_set")
+    beir_split: str = _setting("beir_split")
+    out_of_domain: str = _setting("out_of_domain")
+    phrasings: list[str] = _setting("evaluation.phrasings")
+    max_document_bytes: int = _setting("evaluation.max_document_bytes")
+    top_k: int = _setting("evaluation.top_k")
+    owners: list[str] = _setting("catalog.owners")
+    asset_tags: dict[str, str] = _setting("catalog.tags")
+    retrievers: list[str] = _setting("evaluation.retrievers")
+    cross_encoder: str = _setting("evaluation.cross_encoder")
+    ray_address: str = _setting("scale_out.ray_address")
+    dask_scheduler: str = _setting("scale_out.dask_scheduler")
+    dense_block_rows: int = _setting("scale_out.dense_block_rows")
+    ann_m: int = _setting("hnsw.m")
+    ann_ef_construction: int = _setting("hnsw.ef_construction")
+    ann_ef_search: int = _setting("hnsw.ef_search")
+    bm25_k1: float = _setting("bm25.k1")
+    bm25_b: float = _setting("bm25.b")
+    bm25_lowercase: bool = _setting("bm25.lowercase")
+    bm25_stopwords: str = _setting("bm25.stopwords")
+    bm25_stemmer: str = _setting("bm25.stemmer")
+    nightly_cron: str = _setting("schedule.cron")
+    nightly_timezone: str = _setting("schedule.timezone")
 
     @property
     def ann(self) -> HNSWConfig:
@@ -142,7 +113,7 @@ class ParquetIOManager(ConfigurableIOManager):
     hands it over to be checked and renamed into place.
     """
 
-    home: str = Field(default_factory=lambda: str(paths.storage_home()))
+    home: str = _setting("home")
 
     def _path(self, context: InputContext | OutputContext, partition_key: str | None) -> Path:
         dimensions = None if partition_key is None else dimensions_of(context.asset_partitions_def, partition_key)
@@ -207,18 +178,20 @@ class EmbeddingModels(ConfigurableResource):
     )
 
     def get(self, key: str) -> Embedder:
-        if key not in MODELS:
+        models = registry()
+        if key not in models:
             return load_model(key)  # raises, naming the registry
         loaded = _LOADED_MODELS.get((key, self.onnx_dir))
-        if loaded is None or loaded.revision != current_revision(MODELS[key]):
+        if loaded is None or loaded.revision != current_revision(models[key]):
             loaded = load_model(key, onnx_dir=Path(self.onnx_dir) if self.onnx_dir else None)
             _LOADED_MODELS[(key, self.onnx_dir)] = loaded
         return loaded
 
     def installed_revision(self, key: str) -> str:
         """The revision of the weights installed now, computed from the files without loading them."""
-        return current_revision(MODELS[key])
+        return current_revision(registry()[key])
 
     def installed_revisions(self, stamps) -> dict[str, str]:
         """{model: installed revision} for every registered model the stamps name."""
-        return {key: self.installed_revision(key) for key in MODELS if key in {s["model"] for s in stamps}}
+        named = {s["model"] for s in stamps}
+        return {key: self.installed_revision(key) for key in registry() if key in named}

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from rag_assets.lib.vectors import l2_normalize
+from rag_assets.lib.embed.vectors import l2_normalize
 from rag_assets.resources import EmbeddingModels
 
 

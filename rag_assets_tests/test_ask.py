@@ -10,12 +10,20 @@ import pytest
 from dagster import DagsterInstance
 
 from rag_assets.cli import EXIT_REFUSED, main
-from rag_assets.lib import paths
-from rag_assets.lib.ask import AskError, CitationError, ask, load_index, verify_citations
-from rag_assets.lib.embedding import load_model
-from rag_assets.lib.traces import traces_path
+from rag_assets.lib.answer.ask import (
+    AskError,
+    CitationError,
+    ask,
+    load_index,
+    verify_citations,
+)
+from rag_assets.lib.answer.traces import traces_path
+from rag_assets.lib.embed.models import load_model
+from rag_assets.lib.store import paths
 from rag_assets.resources import RagSettings
-from rag_assets.runner import materialize_all
+from rag_assets.runner.evaluation import materialize_all
+
+pytestmark = pytest.mark.integration
 
 MODEL, STRATEGY = "all-MiniLM-L6-v2", "boundaries_header"
 QUESTION = "How do I remove limescale from a kettle with vinegar?"

@@ -8,11 +8,19 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
-from rag_assets.lib import paths
+from rag_assets.lib.store import paths
 from rag_assets_tests.assets.test_automation import copy_wordllama, flip_a_weight
-from rag_assets_tests.servers import PROJECT, DagsterDev, register_wordllama_copy, tiny_home_env
+from rag_assets_tests.servers import (
+    PROJECT,
+    DagsterDev,
+    register_wordllama_copy,
+    tiny_home_env,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.servers]
 
 POLL_SECONDS = 420
 

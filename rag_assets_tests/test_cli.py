@@ -1,7 +1,11 @@
 import subprocess
 import sys
 
+import pytest
+
 import rag_assets
+
+pytestmark = pytest.mark.integration
 
 
 def _cli(*args):

@@ -9,11 +9,13 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from rag_assets.lib import paths
-from rag_assets.lib.cluster_embedding import DaskEmbedding, RayEmbedding, cluster_embedding
-from rag_assets.lib.embedding import load_model
-from rag_assets.lib.embedding_rows import embed_chunks, vectors_of
+from rag_assets.lib.embed.cluster import DaskEmbedding, RayEmbedding, cluster_embedding
+from rag_assets.lib.embed.models import load_model
+from rag_assets.lib.embed.partition import embed_chunks, vectors_of
+from rag_assets.lib.store import paths
 from rag_assets_tests.servers import DaskCluster, RayHead
+
+pytestmark = [pytest.mark.integration, pytest.mark.servers]
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +49,7 @@ def tiny_chunks(tmp_path_factory):
     from dagster import DagsterInstance
 
     from rag_assets.resources import RagSettings
-    from rag_assets.runner import materialize_all
+    from rag_assets.runner.evaluation import materialize_all
     from rag_assets_tests.conftest import FIXTURES
     from rag_assets_tests.fakes import FakeEmbeddingModels
 
@@ -106,9 +108,9 @@ def _faults_of_large_blocks() -> int:
 
 
 def _has_a_model() -> bool:
-    from rag_assets.lib.cluster_embedding import _WORKER_MODELS
+    from rag_assets.lib.embed.cluster import worker_models
 
-    return bool(_WORKER_MODELS)
+    return bool(worker_models())
 
 
 def test_a_dask_worker_keeps_freed_memory_for_reuse_once_it_embeds(dask_cluster):
@@ -138,7 +140,7 @@ def test_the_embeddings_asset_embeds_on_the_configured_ray_cluster_and_its_parti
     from dagster import AssetKey, DagsterInstance
 
     from rag_assets.resources import EmbeddingModels, RagSettings
-    from rag_assets.runner import materialize_all
+    from rag_assets.runner.evaluation import materialize_all
     from rag_assets_tests.conftest import FIXTURES
 
     inputs = dict(home=str(tmp_path / "home"), corpus_dir=str(FIXTURES / "tiny_corpus"),

@@ -1,6 +1,8 @@
 from dagster import AssetKey, Definitions
 
-from rag_assets.definitions import defs
+from rag_assets.definitions import defs as load_definitions
+
+defs = load_definitions()
 
 EXPECTED = {
     "corpus_folder", "embedding_model", "corpus_snapshot", "extracted_text", "eval_set", "chunks", "chunk_quality", "embeddings", "retrieval_runs",
@@ -54,12 +56,12 @@ def test_an_eighth_strategy_is_one_registry_entry_and_a_new_partition():
     import sys
 
     program = (
-        "from rag_assets.lib import chunking\n"
+        "from rag_assets.lib.ingest import chunking\n"
         "chunking.STRATEGIES['boundaries_header_256'] = chunking.Strategy("
         "'boundaries_header_256', target=256, boundaries=True, header=True)\n"
         "from rag_assets.definitions import defs\n"
         "from dagster import AssetKey\n"
-        "graph = defs.resolve_asset_graph()\n"
+        "graph = defs().resolve_asset_graph()\n"
         "print(sorted(graph.get(AssetKey('chunks')).partitions_def.get_partition_keys()))\n"
         "multi = graph.get(AssetKey('embeddings')).partitions_def\n"
         "print(len(multi.get_partitions_def_for_dimension('strategy').get_partition_keys()))\n"
@@ -79,8 +81,8 @@ def test_the_executor_comes_from_the_environment_and_an_unknown_one_is_refused(m
     monkeypatch.setenv("RAG_ASSETS_EXECUTOR", "multiprocess")
     assert build_definitions().resolve_job_def("model_partition").executor_def.name == "multiprocess"
     monkeypatch.setenv("RAG_ASSETS_EXECUTOR", "kubernetes")
-    with pytest.raises(ValueError, match="RAG_ASSETS_EXECUTOR='kubernetes': the executors are in_process, "
-                                         "multiprocess, k8s"):
+    with pytest.raises(ValueError, match="RAG_ASSETS_EXECUTOR='kubernetes': Input should be 'in_process', "
+                                         "'multiprocess' or 'k8s'"):
         build_definitions()
 
 
@@ -104,7 +106,7 @@ def test_on_kubernetes_every_job_runs_its_steps_as_kubernetes_jobs(monkeypatch):
 
 def test_where_the_graph_runs_is_not_what_it_was_built_with():
     from rag_assets.resources import RagSettings
-    from rag_assets.runner import settings_fingerprint
+    from rag_assets.runner.freshness import settings_fingerprint
 
     plain = RagSettings(home="/tmp/h")
     assert settings_fingerprint(plain) == settings_fingerprint(RagSettings(

@@ -8,10 +8,12 @@ from dagster import DagsterInstance
 from ir_measures import RR, R, Success, nDCG
 
 from rag_assets.cli import main
-from rag_assets.lib.metrics import comparison
+from rag_assets.lib.evaluate.measures import comparison
 from rag_assets.resources import EmbeddingModels, RagSettings
-from rag_assets.runner import materialize_all
+from rag_assets.runner.evaluation import materialize_all
 from rag_assets_tests.fakes import FakeEmbeddingModels
+
+pytestmark = pytest.mark.integration
 
 MEASURES = {**{f"success_at_{k}": Success @ k for k in (1, 4, 8, 20)},
             **{f"recall_at_{k}": R @ k for k in (1, 4, 8, 20)}, "mrr": RR, "ndcg_at_10": nDCG @ 10}

@@ -7,12 +7,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from dagster import DagsterInstance
 
+from rag_assets.tags import DUCKDB_WRITE_POOL as POOL
 from rag_assets_tests.servers import tiny_home_env
 
+pytestmark = [pytest.mark.integration, pytest.mark.servers]
+
 PROJECT = Path(__file__).resolve().parents[1]
-POOL = "duckdb_write"
 
 
 def held_slots(home: Path) -> list[str]:
@@ -63,7 +66,7 @@ def test_a_run_whose_stamps_disagree_records_nothing_and_the_latest_result_stays
     import pytest
 
     from rag_assets.resources import RagSettings
-    from rag_assets.runner import materialize_all
+    from rag_assets.runner.evaluation import materialize_all
     from rag_assets_tests.fakes import FakeEmbeddingModels
 
     corpus = tmp_path / "corpus"
@@ -94,9 +97,9 @@ def test_a_rejected_evaluation_set_does_not_replace_the_good_one(tmp_path, tiny_
 
     import pytest
 
-    from rag_assets.lib import paths
+    from rag_assets.lib.store import paths
     from rag_assets.resources import RagSettings
-    from rag_assets.runner import materialize_all
+    from rag_assets.runner.evaluation import materialize_all
     from rag_assets_tests.fakes import FakeEmbeddingModels
 
     settings = RagSettings(home=str(tmp_path / "home"), corpus_dir=str(tiny_corpus), eval_set=str(tiny_needles),
@@ -122,7 +125,7 @@ def test_a_rejected_evaluation_set_does_not_replace_the_good_one(tmp_path, tiny_
 def _fake_home(tmp_path, tiny_corpus, tiny_needles, strategies=("boundaries", "blind")):
     """An evaluated home built with the fake embedder: (settings, the keyword arguments of another run)."""
     from rag_assets.resources import RagSettings
-    from rag_assets.runner import materialize_all
+    from rag_assets.runner.evaluation import materialize_all
     from rag_assets_tests.fakes import FakeEmbeddingModels
 
     settings = RagSettings(home=str(tmp_path / "home"), corpus_dir=str(tiny_corpus), eval_set=str(tiny_needles),
@@ -144,8 +147,9 @@ def test_a_damaged_partition_of_another_strategy_is_named_with_the_command_that_
         tmp_path, tiny_corpus, tiny_needles):
     import pytest
 
-    from rag_assets.lib import paths
-    from rag_assets.runner import RunFailed, backfill_model, materialize_all
+    from rag_assets.lib.store import paths
+    from rag_assets.runner.evaluation import backfill_model, materialize_all
+    from rag_assets.runner.failures import RunFailed
 
     settings, run = _fake_home(tmp_path, tiny_corpus, tiny_needles)
     home = Path(settings.home)
@@ -172,8 +176,10 @@ def test_a_full_disk_names_the_path_leaves_no_half_file_and_records_nothing(
     import pyarrow.parquet as pq
     import pytest
 
-    from rag_assets.lib import paths, results_store
-    from rag_assets.runner import RunFailed, materialize_all
+    from rag_assets.lib.evaluate import results_store
+    from rag_assets.lib.store import paths
+    from rag_assets.runner.evaluation import materialize_all
+    from rag_assets.runner.failures import RunFailed
 
     settings, run = _fake_home(tmp_path, tiny_corpus, tiny_needles, strategies=["boundaries"])
     home = Path(settings.home)
@@ -210,7 +216,7 @@ def test_a_full_disk_names_the_path_leaves_no_half_file_and_records_nothing(
 
 
 def test_a_reader_holding_the_database_open_never_makes_the_writer_fail(tmp_path, tiny_corpus, tiny_needles):
-    from rag_assets.runner import Runner
+    from rag_assets.runner.evaluation import Runner
 
     settings, run = _fake_home(tmp_path, tiny_corpus, tiny_needles, strategies=["boundaries"])
     home = Path(settings.home)
@@ -234,13 +240,15 @@ def test_a_live_writer_is_waited_for_a_bounded_time_naming_the_run_that_holds_th
         tmp_path, tiny_corpus, tiny_needles, monkeypatch):
     import pytest
 
-    from rag_assets.runner import HOST_TAG, PID_TAG, Runner, SlotBusy
+    from rag_assets.runner.evaluation import Runner
+    from rag_assets.runner.writers_slot import SlotBusy
+    from rag_assets.tags import HOST_TAG, PID_TAG
 
     settings, run = _fake_home(tmp_path, tiny_corpus, tiny_needles, strategies=["boundaries"])
     instance = run["instance"]
     import socket
 
-    from dagster._core.storage.dagster_run import DagsterRun
+    from dagster import DagsterRun
 
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "rag-assets", "evaluate"])
     holder = instance.add_run(DagsterRun(job_name="evaluation_metrics", run_id="a" * 36, tags={
@@ -355,9 +363,9 @@ def test_documents_that_break_walkers_and_parsers_fail_alone_with_their_reason(t
 
     from dagster import AssetKey, AssetRecordsFilter
 
-    from rag_assets.lib import paths
+    from rag_assets.lib.store import paths
     from rag_assets.resources import RagSettings
-    from rag_assets.runner import materialize_all
+    from rag_assets.runner.evaluation import materialize_all
     from rag_assets_tests.fakes import FakeEmbeddingModels
 
     root = Path(tempfile.mkdtemp(prefix="c", dir="/tmp"))  # a short prefix: 2,000 folders deep nears PATH_MAX

@@ -10,11 +10,27 @@ import time
 
 import psycopg2
 import pyarrow.parquet as pq
-from dagster import AssetKey, AssetRecordsFilter, DagsterEventType, DagsterInstance, DagsterRunStatus, RunsFilter
+import pytest
+from dagster import (
+    AssetKey,
+    AssetRecordsFilter,
+    DagsterEventType,
+    DagsterInstance,
+    DagsterRunStatus,
+    RunsFilter,
+)
 
-from rag_assets.definitions import COMMAND_TAG
-from rag_assets.lib import paths
-from rag_assets_tests.servers import PROJECT, DagsterDev, PostgresServer, graphql, tiny_home_env
+from rag_assets.lib.store import paths
+from rag_assets.tags import COMMAND_TAG
+from rag_assets_tests.servers import (
+    PROJECT,
+    DagsterDev,
+    PostgresServer,
+    graphql,
+    tiny_home_env,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.servers]
 
 LAUNCH_BACKFILL = """mutation($params: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $params) {
   __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message } } }"""

@@ -9,14 +9,16 @@ import pyarrow.parquet as pq
 import pytest
 from dagster import DagsterInstance
 
-from rag_assets.lib import paths
-from rag_assets.lib.paths import StagedParquet
-from rag_assets.lib.schemas import SchemaError
+from rag_assets.lib.store import paths
+from rag_assets.lib.store.paths import StagedParquet
+from rag_assets.lib.store.schemas import SchemaError
 from rag_assets.resources import ParquetIOManager, RagSettings
-from rag_assets.run_failures import RunFailed
-from rag_assets.runner import materialize_all
+from rag_assets.runner.evaluation import materialize_all
+from rag_assets.runner.failures import RunFailed
 from rag_assets_tests.conftest import FIXTURES
 from rag_assets_tests.fakes import FakeEmbeddingModels, HashingEmbedder
+
+pytestmark = pytest.mark.integration
 
 
 class FailingEmbedder(HashingEmbedder):
@@ -61,7 +63,7 @@ def test_a_run_that_fails_while_writing_embeddings_leaves_the_last_good_partitio
 def test_a_full_disk_while_embedding_names_the_path_and_leaves_the_last_good_partition(tmp_path, monkeypatch, where):
     import errno
 
-    from rag_assets.lib import embedding_rows
+    from rag_assets.lib.embed import partition as embedding_rows
 
     home, instance = tmp_path / "home", DagsterInstance.ephemeral()
     quiet = lambda _: None  # noqa: E731

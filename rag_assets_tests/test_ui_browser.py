@@ -14,9 +14,18 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from rag_assets.definitions import ASSETS
 from rag_assets_tests.assets.test_automation import copy_wordllama, flip_a_weight
-from rag_assets_tests.servers import DagsterDev, graphql, register_wordllama_copy, tiny_home_env
+from rag_assets_tests.servers import (
+    DagsterDev,
+    graphql,
+    register_wordllama_copy,
+    tiny_home_env,
+)
+
+pytestmark = [pytest.mark.servers, pytest.mark.browser]
 
 PROJECT = Path(__file__).resolve().parents[1]
 ARTEFACTS = PROJECT / "test-artefacts" / "ui"
@@ -57,7 +66,9 @@ def wait_for(condition, seconds: float, what: str):
 
 def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(tmp_path):
     assert Path(CHROMIUM).exists(), "Debian's chromium is missing: apt-get install chromium (.ci/run does it)"
-    from playwright.sync_api import sync_playwright  # the [test] extra; `playwright install` is never needed
+    from playwright.sync_api import (
+        sync_playwright,  # the [test] extra; `playwright install` is never needed
+    )
 
     ARTEFACTS.mkdir(parents=True, exist_ok=True)
     model = copy_wordllama(tmp_path / "wordllama-copy")

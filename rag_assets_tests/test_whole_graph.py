@@ -6,13 +6,15 @@ import pytest
 from dagster import DagsterInstance, materialize
 
 from rag_assets.definitions import ASSETS
-from rag_assets.lib import paths
-from rag_assets.lib.chunking import STRATEGIES
-from rag_assets.lib.embedding import MODELS
-from rag_assets.lib.metrics import comparison
+from rag_assets.lib.embed.models import BUILT_IN as MODELS
+from rag_assets.lib.evaluate.measures import comparison
+from rag_assets.lib.ingest.chunking import STRATEGIES
+from rag_assets.lib.store import paths
 from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
-from rag_assets.runner import materialize_all
+from rag_assets.runner.evaluation import materialize_all
 from rag_assets_tests.fakes import FakeEmbeddingModels
+
+pytestmark = pytest.mark.integration
 
 
 def _settings(tmp_path, corpus, needles) -> RagSettings:
@@ -110,7 +112,7 @@ def test_missing_corpus_folder_stops_the_first_asset_naming_it(tmp_path, tiny_ne
     assert failure.step_key == "corpus_snapshot"
     error = failure.event_specific_data.error
     assert error.cause.cls_name == "CorpusError"
-    assert error.cause.message == f"rag_assets.lib.corpus.CorpusError: corpus folder {missing} does not exist\n"
+    assert error.cause.message == f"rag_assets.lib.ingest.corpus.CorpusError: corpus folder {missing} does not exist\n"
 
 
 def test_our_measures_agree_with_ir_measures_on_real_retrieval_rows(tmp_path, tiny_corpus, tiny_needles):

@@ -1,14 +1,24 @@
+"""The corpus stage: the document folder as observed from outside, and its snapshot (a manifest of files)."""
+
 import warnings
 from dataclasses import asdict
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import BetaWarning, DataVersion, MetadataValue, ObserveResult, Output, asset, observable_source_asset
+from dagster import (
+    BetaWarning,
+    DataVersion,
+    MetadataValue,
+    ObserveResult,
+    Output,
+    asset,
+    observable_source_asset,
+)
 
 from rag_assets.asset_support import versioned_output
 from rag_assets.automation import REBUILD_CORPUS
-from rag_assets.lib.corpus import UNSUPPORTED, scan_corpus, snapshot_id
-from rag_assets.lib.schemas import CORPUS_SNAPSHOT, table_from_rows
+from rag_assets.lib.ingest.corpus import UNSUPPORTED, scan_corpus, snapshot_id
+from rag_assets.lib.store.schemas import CORPUS_SNAPSHOT, table_from_rows
 from rag_assets.resources import RagSettings
 
 with warnings.catch_warnings():  # observable source assets are beta, and exactly what is needed here

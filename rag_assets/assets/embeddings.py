@@ -1,3 +1,6 @@
+"""The embeddings stage: the observed weights of each registered model, and a vector per chunk per
+model x strategy partition, with its unit-length check."""
+
 import warnings
 from pathlib import Path
 
@@ -15,17 +18,24 @@ from dagster import (
     asset_check,
     observable_source_asset,
 )
-from dagster._core.definitions.data_version import DATA_VERSION_TAG  # the tag an observation's version is read from
 
 from rag_assets.asset_support import as_metadata, partition_tables
 from rag_assets.automation import REBUILD_EMBEDDINGS
-from rag_assets.lib.cluster_embedding import cluster_embedding
-from rag_assets.lib.embedding import MODELS, ModelUnavailableError, current_revision, weights_description
-from rag_assets.lib.embedding_rows import vectors_of, write_embeddings
-from rag_assets.lib.paths import StagedParquet
-from rag_assets.lib.stamps import PIPELINE_VERSION
-from rag_assets.lib.vector_checks import distance_identity_gap, norm_deviation
-from rag_assets.partitions import MODEL, STRATEGY, keys_of, model_partitions, model_strategy_partitions
+from rag_assets.dagster_compat import data_version_tag
+from rag_assets.lib.embed.cluster import cluster_embedding
+from rag_assets.lib.embed.models import current_revision, registry, weights_description
+from rag_assets.lib.embed.partition import vectors_of, write_embeddings
+from rag_assets.lib.embed.spec import ModelUnavailableError
+from rag_assets.lib.embed.vectors import distance_identity_gap, norm_deviation
+from rag_assets.lib.store.paths import StagedParquet
+from rag_assets.lib.store.stamps import PIPELINE_VERSION
+from rag_assets.partitions import (
+    MODEL,
+    STRATEGY,
+    keys_of,
+    model_partitions,
+    model_strategy_partitions,
+)
 from rag_assets.resources import EmbeddingModels, RagSettings
 
 NORM_TOLERANCE = 1e-5
@@ -47,21 +57,22 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
         page shows them. A partition that names no registry entry has no weights to observe: it is
         removed, with one warning that says how to bring it back.
         """
+        models = registry()
         for key in context.instance.get_dynamic_partitions(model_partitions.name):
-            if key not in MODELS:
+            if key not in models:
                 context.instance.delete_dynamic_partition(model_partitions.name, key)
                 context.log.warning(f"model partition {key} names no entry of the model registry: removed. What was "
                                     f"built for it is kept; register the model (RAG_ASSETS_MODELS_FILE) and the "
                                     f"model_registry sensor, or `rag-assets evaluate`, adds the partition again.")
                 continue
             try:
-                revision = current_revision(MODELS[key])
+                revision = current_revision(models[key])
             except ModelUnavailableError as error:
                 context.log.error(str(error))
                 continue
             context.log_event(AssetObservation(
-                asset_key=context.asset_key, partition=key, tags={DATA_VERSION_TAG: revision},
-                metadata=as_metadata(weights_description(MODELS[key], revision))))
+                asset_key=context.asset_key, partition=key, tags={data_version_tag(): revision},
+                metadata=as_metadata(weights_description(models[key], revision))))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BetaWarning)
             return DataVersionsByPartition({})  # each partition's version was logged with its description above

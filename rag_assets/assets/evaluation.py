@@ -1,22 +1,34 @@
+"""The evaluation set: needle questions (or a BEIR split) and out-of-domain queries, with the blocking
+checks that hold everything downstream back when the set does not fit the corpus."""
+
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import AssetCheckResult, AssetCheckSeverity, AssetIn, Failure, MetadataValue, Output, asset, asset_check
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetIn,
+    Failure,
+    MetadataValue,
+    Output,
+    asset,
+    asset_check,
+)
 
 from rag_assets.asset_support import as_metadata, versioned_output
 from rag_assets.automation import REBUILD_CORPUS
-from rag_assets.lib.documents import canonical_texts
-from rag_assets.lib.eval_sources import headings_by_document, load_eval_set, rejection_problems
-from rag_assets.lib.evalset import (
-    NEEDLE_SET,
-    OUT_OF_DOMAIN,
+from rag_assets.lib.evalsets.checks import (
     duplicate_id_problems,
     heading_problems,
-    needles_from_rows,
+    headings_by_document,
     occurrence_problems,
     phrasing_problems,
+    rejection_problems,
 )
-from rag_assets.lib.schemas import EVAL_SET, table_from_rows
+from rag_assets.lib.evalsets.loading import load_eval_set
+from rag_assets.lib.evalsets.queries import NEEDLE_SET, OUT_OF_DOMAIN, needles_from_rows
+from rag_assets.lib.ingest.documents import canonical_texts
+from rag_assets.lib.store.schemas import EVAL_SET, table_from_rows
 from rag_assets.resources import RagSettings
 
 

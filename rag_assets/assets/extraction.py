@@ -1,13 +1,27 @@
+"""The extraction stage: one canonical text per document; a broken document is a failed row with its reason."""
+
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import AssetCheckResult, AssetCheckSeverity, Failure, MetadataValue, Output, asset, asset_check
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    Failure,
+    MetadataValue,
+    Output,
+    asset,
+    asset_check,
+)
 
 from rag_assets.asset_support import table_version, versioned_output
 from rag_assets.automation import REBUILD_CORPUS
-from rag_assets.lib.documents import extract_entry, extraction_summary, nothing_extracted
-from rag_assets.lib.extraction import EXTRACTOR_VERSION
-from rag_assets.lib.schemas import EXTRACTED_TEXT, table_from_rows
+from rag_assets.lib.ingest.documents import (
+    extract_entry,
+    extraction_summary,
+    nothing_extracted,
+)
+from rag_assets.lib.ingest.extraction import EXTRACTOR_VERSION
+from rag_assets.lib.store.schemas import EXTRACTED_TEXT, table_from_rows
 from rag_assets.resources import RagSettings
 
 

@@ -1,3 +1,6 @@
+"""The metrics stage: every materialised partition appended to DuckDB as an evaluation run, the report,
+the stamp check and the regression alarm."""
+
 from pathlib import Path
 
 import duckdb
@@ -15,19 +18,20 @@ from dagster import (
 
 from rag_assets.asset_support import preview_table, snapshot_of
 from rag_assets.automation import EVALUATE
-from rag_assets.lib.paths import stored_database
-from rag_assets.lib.previews import worst_queries_of_default
-from rag_assets.lib.regressions import latest_regressions
-from rag_assets.lib.report import build_report, headline, plots_markdown
-from rag_assets.lib.results_store import record_evaluation
-from rag_assets.lib.schemas import STAMP_FIELDS
-from rag_assets.lib.stamps import PIPELINE_VERSION, stamp_problems
+from rag_assets.lib.evaluate.misses import worst_queries_of_default
+from rag_assets.lib.evaluate.regressions import latest_regressions
+from rag_assets.lib.evaluate.report import build_report, headline, plots_markdown
+from rag_assets.lib.evaluate.results_store import record_evaluation
+from rag_assets.lib.store.paths import stored_database
+from rag_assets.lib.store.schemas import STAMP_FIELDS
+from rag_assets.lib.store.stamps import PIPELINE_VERSION, stamp_problems
 from rag_assets.resources import EmbeddingModels, RagSettings
+from rag_assets.tags import DUCKDB_WRITE_POOL
 
 
 # the observed inputs are direct dependencies too: a changed corpus or model shows the metrics stale, and the
 # nightly run observes them before it evaluates
-@asset(group_name="metrics", pool="duckdb_write", automation_condition=EVALUATE, kinds={"python", "duckdb"},
+@asset(group_name="metrics", pool=DUCKDB_WRITE_POOL, automation_condition=EVALUATE, kinds={"python", "duckdb"},
        code_version=PIPELINE_VERSION,
        deps=["corpus_folder", "embedding_model", "retrieval_runs", "refusal_calibration", "embeddings", "chunk_quality"])
 def retrieval_metrics(

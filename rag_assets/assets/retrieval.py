@@ -1,3 +1,6 @@
+"""The retrieval stage: every query against each model x strategy index, judged, and the refusal
+calibration of its distances."""
+
 import pyarrow as pa
 from dagster import (
     AssetCheckExecutionContext,
@@ -13,12 +16,16 @@ from dagster import (
 
 from rag_assets.asset_support import as_metadata, partition_tables, snapshot_of
 from rag_assets.automation import REBUILD_REFUSAL, REBUILD_RETRIEVAL
-from rag_assets.lib.refusal import RULE
-from rag_assets.lib.refusal_rows import calibrate_partition, describe
-from rag_assets.lib.report import inline
-from rag_assets.lib.retrieval_rows import retrieve_and_judge
-from rag_assets.lib.schemas import STAMP_FIELDS
-from rag_assets.lib.stamps import PIPELINE_VERSION, distinct_stamps, stamp_problems
+from rag_assets.lib.evaluate.refusal import RULE
+from rag_assets.lib.evaluate.refusal_calibration import calibrate_partition, describe
+from rag_assets.lib.evaluate.report import inline
+from rag_assets.lib.retrieve.runs import retrieve_and_judge
+from rag_assets.lib.store.schemas import STAMP_FIELDS
+from rag_assets.lib.store.stamps import (
+    PIPELINE_VERSION,
+    distinct_stamps,
+    stamp_problems,
+)
 from rag_assets.partitions import MODEL, keys_of, model_strategy_partitions
 from rag_assets.resources import EmbeddingModels, RagSettings
 

@@ -17,11 +17,19 @@ from dagster import (
     evaluate_automation_conditions,
 )
 
-from rag_assets.definitions import TRIGGER_TAG, build_definitions
-from rag_assets.lib.embedding import MODELS, WORDLLAMA, ModelSpec, current_revision
-from rag_assets.partitions import add_model_partitions, model_partitions, model_strategy_key
+from rag_assets.definitions import build_definitions
+from rag_assets.lib.embed.models import BUILT_IN, current_revision
+from rag_assets.lib.embed.spec import WORDLLAMA, ModelSpec
+from rag_assets.partitions import (
+    add_model_partitions,
+    model_partitions,
+    model_strategy_key,
+)
 from rag_assets.resources import RagSettings
-from rag_assets.runner import Runner, materialize_all
+from rag_assets.runner.evaluation import Runner, materialize_all
+from rag_assets.tags import TRIGGER_TAG
+
+pytestmark = pytest.mark.integration
 
 STRATEGIES = ["boundaries", "blind"]
 
@@ -41,10 +49,9 @@ def flip_a_weight(folder: Path) -> None:
 
 
 @pytest.fixture
-def copied_model(tmp_path, monkeypatch):
+def copied_model(tmp_path, register_models):
     folder = copy_wordllama(tmp_path / "wordllama-copy")
-    monkeypatch.setitem(MODELS, "wordllama-copy", ModelSpec("wordllama-copy", WORDLLAMA, "wordllama", dimension=256,
-                                                            window=None, folder=str(folder)))
+    register_models(ModelSpec("wordllama-copy", WORDLLAMA, "wordllama", dimension=256, window=None, folder=str(folder)))
     return folder
 
 
@@ -62,7 +69,7 @@ def _requested(result) -> dict[str, set]:
 
 
 def test_a_weight_change_requests_that_model_only_and_a_new_model_its_partitions(
-        tmp_path, tiny_corpus, tiny_needles, copied_model, monkeypatch):
+        tmp_path, tiny_corpus, tiny_needles, copied_model, register_models):
     settings = _settings(tmp_path, tiny_corpus, tiny_needles)
     instance = DagsterInstance.ephemeral()
     models = ["wordllama-copy", "wordllama"]
@@ -92,8 +99,8 @@ def test_a_weight_change_requests_that_model_only_and_a_new_model_its_partitions
     assert _requested(result) == {}
 
     # a new registry entry: its partitions, and nothing of the others
-    monkeypatch.setitem(MODELS, "wordllama-new", ModelSpec("wordllama-new", WORDLLAMA, "wordllama", dimension=256,
-                                                           window=None, folder=str(copied_model)))
+    register_models(ModelSpec("wordllama-new", WORDLLAMA, "wordllama", dimension=256, window=None,
+                              folder=str(copied_model)))
     add_model_partitions(instance, ["wordllama-new"])
     runner.observe_inputs(["wordllama-new"])
     result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
@@ -177,7 +184,7 @@ def test_an_observation_describes_each_models_weights_and_removes_a_partition_no
     [record] = instance.fetch_observations(AssetRecordsFilter(
         asset_key=AssetKey("embedding_model"), asset_partitions=["wordllama"]), limit=1).records
     observation = record.asset_observation
-    revision = current_revision(MODELS["wordllama"])
+    revision = current_revision(BUILT_IN["wordllama"])
     assert observation.tags["dagster/data_version"] == revision
     assert observation.metadata["revision"].value == revision
     assert observation.metadata["package"].value == "wordllama" and observation.metadata["dimension"].value == 256

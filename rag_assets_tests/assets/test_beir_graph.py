@@ -1,11 +1,14 @@
 """A BEIR-layout benchmark through the graph: document-level judgements and evidence spans."""
 
 import duckdb
+import pytest
 from dagster import DagsterInstance
 
 from rag_assets.resources import RagSettings
-from rag_assets.runner import materialize_all
+from rag_assets.runner.evaluation import materialize_all
 from rag_assets_tests.fakes import FakeEmbeddingModels
+
+pytestmark = pytest.mark.integration
 
 
 def test_beir_folder_runs_end_to_end_with_document_and_evidence_queries(tmp_path, tiny_corpus):

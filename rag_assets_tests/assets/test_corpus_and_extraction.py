@@ -2,12 +2,15 @@
 
 import shutil
 
+import pytest
 from dagster import AssetCheckSeverity, DagsterInstance, materialize
 
 from rag_assets.definitions import ASSET_CHECKS, ASSETS, build_definitions
 from rag_assets.resources import ParquetIOManager, RagSettings
 from rag_assets_tests.dagster_status import StaleStatus, stale_status
 from rag_assets_tests.fakes import FakeEmbeddingModels
+
+pytestmark = pytest.mark.integration
 
 
 def _setup(tmp_path, corpus):

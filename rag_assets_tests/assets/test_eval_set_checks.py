@@ -10,6 +10,8 @@ from rag_assets.definitions import ASSET_CHECKS, ASSETS
 from rag_assets.resources import ParquetIOManager, RagSettings
 from rag_assets_tests.fakes import FakeEmbeddingModels
 
+pytestmark = pytest.mark.integration
+
 KETTLE = "Fill the kettle halfway with equal parts white vinegar and water, boil it, and let it stand for one hour before rinsing."
 
 

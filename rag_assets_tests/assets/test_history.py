@@ -1,13 +1,16 @@
 """The metrics history a person reads: `rag-assets history` per run, and the default configuration's
 figures as numeric metadata Dagster plots over time."""
 
+import pytest
 from dagster import DagsterInstance
 
 from rag_assets.cli import main
 from rag_assets.definitions import build_definitions
 from rag_assets.resources import RagSettings
-from rag_assets.runner import Runner, materialize_all
+from rag_assets.runner.evaluation import Runner, materialize_all
 from rag_assets_tests.fakes import FakeEmbeddingModels
+
+pytestmark = pytest.mark.integration
 
 
 def test_history_prints_one_line_per_run_and_the_metrics_carry_numbers_to_plot(

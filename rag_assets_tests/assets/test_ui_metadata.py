@@ -4,14 +4,17 @@ table previews; corpus text rendered as text, never live HTML."""
 
 import shutil
 
+import pytest
 from dagster import AssetKey, DagsterInstance
 
 from rag_assets.definitions import ASSETS, build_definitions
-from rag_assets.lib.previews import escape_markdown
+from rag_assets.lib.formats.markdown import escape_markdown
 from rag_assets.resources import RagSettings
-from rag_assets.runner import materialize_all
+from rag_assets.runner.evaluation import materialize_all
 from rag_assets_tests.dagster_status import StaleStatus, resolver_for
 from rag_assets_tests.fakes import FakeEmbeddingModels
+
+pytestmark = pytest.mark.integration
 
 PARQUET_ASSETS = ["corpus_snapshot", "extracted_text", "eval_set", "chunks", "chunk_quality", "embeddings",
                   "retrieval_runs", "refusal_calibration"]

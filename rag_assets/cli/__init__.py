@@ -1,0 +1,183 @@
+"""rag-assets: a thin command line over the graph and its stored results.
+
+``main`` parses the command line (every default is a setting of ``rag_assets.settings``) and calls
+the command's function, imported only when it runs (``COMMANDS``): ``ask`` does not pay for
+Dagster's import. Every expected failure is one paragraph on stderr and an exit status
+(``exit_codes``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import signal
+import sys
+
+from rag_assets import __version__
+from rag_assets.cli.exit_codes import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_NO_RESULTS,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_USAGE,
+)
+from rag_assets.settings import Settings, SettingsError, current, set_debug
+
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NO_RESULTS", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE",
+           "build_parser", "main"]
+
+# command -> "module:function" under rag_assets.cli, each function (args, home) -> exit status
+COMMANDS = {
+    "evaluate": "runs:evaluate_command",
+    "backfill": "runs:backfill_command",
+    "ui": "runs:ui_command",
+    "report": "results:report_command",
+    "history": "results:history_command",
+    "export": "results:export_command",
+    "ask": "ask:ask_command",
+}
+
+
+def build_parser(defaults: Settings) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rag-assets",
+        description="Measure a RAG retriever: corpus -> chunks -> embeddings -> retrieval -> metrics. "
+        f"Outputs go to $RAG_ASSETS_HOME (now {defaults.home}).",
+    )
+    parser.add_argument("--version", action="version", version=f"rag-assets {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="on failure, Dagster's log and the Python traceback (also RAG_ASSETS_DEBUG=1)")
+    commands = parser.add_subparsers(dest="command")
+
+    def inputs(command: argparse.ArgumentParser, told: str = "") -> None:
+        command.add_argument("--corpus", default=defaults.corpus, help=told or "folder of documents")
+        command.add_argument("--eval-set", default=defaults.eval_set, help=told or
+                             "needle questions (JSON Lines), or a BEIR folder with queries.jsonl and qrels/")
+        command.add_argument("--out-of-domain", default=defaults.out_of_domain, help=told or
+                             "queries the corpus cannot answer (JSON Lines); '' for none")
+
+    evaluate = commands.add_parser("evaluate", help="materialise the whole graph and print the comparison")
+    inputs(evaluate)
+    evaluate.add_argument("--rebuild", action="store_true",
+                          help="run every partition again, even those already up to date (to re-measure latency, say)")
+    evaluate.add_argument("--beir-split", default=defaults.beir_split, help="qrels split of a BEIR evaluation set")
+    evaluate.add_argument("--models", nargs="+", help="embedding models (default: all registered)")
+    evaluate.add_argument("--strategies", nargs="+", help="chunking strategies (default: all registered)")
+    evaluate.add_argument("--top-k", type=int, default=defaults.evaluation.top_k,
+                          help=f"chunks kept per query and retriever (default {defaults.evaluation.top_k})")
+    evaluate.add_argument("--bm25-k1", type=float, default=defaults.bm25.k1, help=f"BM25 k1 (default {defaults.bm25.k1})")
+    evaluate.add_argument("--bm25-b", type=float, default=defaults.bm25.b, help=f"BM25 b (default {defaults.bm25.b})")
+    evaluate.add_argument("--bm25-stopwords", choices=("none", "english"), default=defaults.bm25.stopwords,
+                          help="drop English stop words (Lucene's set) in BM25")
+    evaluate.add_argument("--bm25-stemmer", default=defaults.bm25.stemmer,
+                          help=f"Snowball stemmer for BM25 ('english'; default {defaults.bm25.stemmer})")
+
+    backfill = commands.add_parser(
+        "backfill", help="rebuild one model's embeddings, retrieval and metrics (after its weights changed)")
+    backfill.add_argument("--model", required=True, help="registry key of the model")
+    inputs(backfill, "as given to evaluate")
+    backfill.add_argument("--strategies", nargs="+", help="chunking strategies (default: all registered)")
+
+    report = commands.add_parser("report", help="print the comparison table from DuckDB")
+    report.add_argument("--by", default="model,strategy,retriever", help="columns to group by, comma-separated")
+    report.add_argument("--format", choices=("table", "json"), default="table")
+    report.add_argument("--paired", action="store_true", help="also print the paired tests (table: comparisons)")
+
+    history = commands.add_parser("history", help="recall@20 and MRR of one configuration in every evaluation run")
+    history.add_argument("--model", help="registry key (default: all-MiniLM-L6-v2)")
+    history.add_argument("--strategy", help="chunking strategy (default: boundaries_header)")
+    history.add_argument("--retriever", help="retriever (default: dense)")
+
+    ask = commands.add_parser(
+        "ask", help="retrieve for a question: NO ANSWER, or numbered sources and the prompt it would send",
+        description="Answers from the latest materialised index (never rebuilds it). Exit codes: 0 answered or "
+        f"refused, 1 an error (nothing materialised, a stale index, invented citations), 2 bad usage, "
+        f"{EXIT_REFUSED} refused with --strict.")
+    ask.add_argument("question")
+    ask.add_argument("--model", help="registry key (default: the best configuration of the latest metrics)")
+    ask.add_argument("--strategy", help="chunking strategy (default: as --model)")
+    ask.add_argument("--retriever", choices=("dense", "ann", "late_interaction"), help="retriever (default: as --model)")
+    ask.add_argument("--cut", type=float, help="distance cut (default: the configuration's suggested cut)")
+    ask.add_argument("--k", type=int, default=4, help="most chunks kept (default 4)")
+    ask.add_argument("--budget", type=int, default=1000, help="most tokens of sources, the model's tokenizer (1000)")
+    ask.add_argument("--format", choices=("text", "json"), default="text")
+    ask.add_argument("--verify", metavar="FILE", help="an answer text whose [n] citations are checked against the sources")
+    ask.add_argument("--strict", action="store_true", help=f"exit {EXIT_REFUSED} when refused (for scripts)")
+
+    export = commands.add_parser("export", help="write stored runs as TREC run files with their qrels")
+    export.add_argument("folder", help="where to write <model>__<strategy>__<retriever>.run and .qrels")
+    export.add_argument("--format", choices=("trec",), default="trec")
+    export.add_argument("--model")
+    export.add_argument("--strategy")
+    export.add_argument("--retriever")
+
+    ui = commands.add_parser("ui", help="open the Dagster UI on the project (dagster dev)")
+    ui.add_argument("--port", type=int, default=3000)
+    ui.add_argument("--host", default="127.0.0.1")
+    return parser
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM stops a command as Ctrl-C does: the run in progress ends failed, its slot is released."""
+    def interrupt(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    module, function = COMMANDS[args.command].split(":")
+    return getattr(importlib.import_module(f"rag_assets.cli.{module}"), function)(args, settings.home)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Every expected failure is one paragraph on stderr and an exit status (README: exit statuses);
+    ``--debug`` (or RAG_ASSETS_DEBUG=1) shows Dagster's log and the traceback instead."""
+    try:
+        settings = current()
+    except SettingsError as error:  # nothing ran: the setting at fault, in one line
+        print(f"rag-assets: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    parser = build_parser(settings)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_OK
+    if args.debug:
+        set_debug()
+    _stop_on_sigterm()
+    from rag_assets.runner.failures import (
+        DEBUG_ENV_VAR,
+        RunFailed,
+        RunInterrupted,
+        UsageError,
+        debugging,
+        error_sentence,
+    )
+
+    command = f"rag-assets {args.command}"
+    try:
+        return _run(args, settings)
+    except UsageError as error:  # nothing ran: one line and the usage exit status, as argparse does
+        print(f"{command}: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except (KeyboardInterrupt, RunInterrupted):
+        if debugging():
+            raise
+        print(f"{command}: interrupted. The run in progress was recorded as failed and released what it held; "
+              "nothing it had not finished became the current result. Run the command again to go on.",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except RunFailed as error:
+        if debugging():
+            raise
+        print(f"{command}: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except Exception as error:  # noqa: BLE001 - every other failure is told in one paragraph too
+        if debugging():
+            raise
+        print(f"{command}: {error_sentence(type(error).__name__, str(error))}. Run with --debug (or "
+              f"{DEBUG_ENV_VAR}=1) for the traceback.", file=sys.stderr)
+        return EXIT_FAILED

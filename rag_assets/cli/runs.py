@@ -1,0 +1,78 @@
+"""The commands that run the graph or serve it: ``evaluate``, ``backfill`` and ``ui``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from rag_assets.cli.results import CONFIGURATION, report
+from rag_assets.lib.store import paths
+from rag_assets.settings import PROJECT_ROOT, use_dagster_home
+
+
+def progress(line: str) -> None:
+    print(f"rag-assets: {line}", flush=True)
+
+
+def _print_inputs(outcome) -> None:
+    """The corpus and evaluation set a run was built on, and the evaluation set's checks."""
+    extraction, evaluation = outcome.extraction, outcome.eval_set
+    progress(f"extracted_text: {extraction['documents']} documents ({extraction['documents_ok']} ok, "
+             f"{extraction['documents_failed']} failed), {extraction['characters']} characters, "
+             f"{extraction['sections']} sections")
+    for doc_id, reason in extraction["failed"].items():
+        progress(f"  failed: {doc_id}: {reason}")
+    checks = ", ".join(f"{c.name} {c.verdict}" for c in outcome.checks if c.asset == "eval_set")
+    progress(
+        f"eval_set {evaluation['version']}: {evaluation['needles']} needles, {evaluation['needle_queries']} needle "
+        f"queries, {evaluation['document_queries']} document queries, {evaluation['out_of_domain_queries']} "
+        f"out-of-domain ({evaluation['out_of_domain_near']} near, {evaluation['out_of_domain_off_topic']} off-topic); "
+        f"checks: {checks}")
+
+
+def _inputs(args: argparse.Namespace, home: Path) -> dict:
+    """The resource fields every command that runs the graph takes from its options."""
+    return {"home": str(home), "corpus_dir": str(Path(args.corpus).resolve()),
+            "eval_set": str(Path(args.eval_set).resolve()),
+            "out_of_domain": str(Path(args.out_of_domain).resolve()) if args.out_of_domain else ""}
+
+
+def evaluate_command(args: argparse.Namespace, home: Path) -> int:
+    from rag_assets.resources import RagSettings
+    from rag_assets.runner.evaluation import materialize_all
+    from rag_assets.runner.instance import default_instance
+
+    settings = RagSettings(**_inputs(args, home), beir_split=args.beir_split, bm25_k1=args.bm25_k1,
+                           bm25_b=args.bm25_b, bm25_stopwords=args.bm25_stopwords, bm25_stemmer=args.bm25_stemmer,
+                           top_k=args.top_k)
+    outcome = materialize_all(settings, default_instance(home), model_keys=args.models, strategies=args.strategies,
+                              progress=progress, rebuild=args.rebuild)
+    _print_inputs(outcome)
+    if outcome.up_to_date:
+        progress(f"{len(outcome.up_to_date)} runs skipped as up to date (their inputs, settings and weights are those "
+                 "they were built from; `evaluate --rebuild` runs them again)")
+    print(f"\nresults in {paths.duckdb_path(home)}; report in {home / 'report' / 'report.md'}\n")
+    return report(home, CONFIGURATION, "table", paired=True)
+
+
+def backfill_command(args: argparse.Namespace, home: Path) -> int:
+    from rag_assets.resources import RagSettings
+    from rag_assets.runner.evaluation import backfill_model
+    from rag_assets.runner.instance import default_instance
+
+    backfill_model(RagSettings(**_inputs(args, home)), default_instance(home), args.model, strategies=args.strategies,
+                   progress=progress)
+    return report(home, CONFIGURATION, "table")
+
+
+def ui_command(args: argparse.Namespace, home: Path) -> int:
+    """``dagster dev`` on the project's workspace, with the instance under the storage folder."""
+    from rag_assets.runner.instance import ensure_dagster_home
+
+    use_dagster_home(ensure_dagster_home(home))
+    workspace = PROJECT_ROOT / "workspace.yaml"
+    command = [sys.executable, "-m", "dagster", "dev", "-w", str(workspace), "-p", str(args.port), "-h", args.host]
+    os.chdir(PROJECT_ROOT)
+    os.execvp(command[0], command)

@@ -1,0 +1,54 @@
+"""The one door to Dagster's private API: every name rag_assets takes from ``dagster._*`` is taken here.
+
+Dagster's public API has no stale-status resolver (what the UI computes for "Unsynced") and no name
+for the tag an observation's data version is read from; both are in its private modules, which a
+release may move without notice. ``PRIVATE_NAMES`` lists every such name with the module it comes
+from; ``rag_assets_tests/test_dagster_compat.py`` imports each one, so an upgrade that moves a name
+fails that test naming it, instead of an evaluation failing later. Nothing else in the project
+imports from ``dagster._*`` (ruff's PLC2701 and TID251, configured in pyproject.toml, enforce it).
+
+Checked against dagster 1.13.27, the pinned release.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+PRIVATE_NAMES: dict[str, str] = {
+    "DATA_VERSION_TAG": "dagster._core.definitions.data_version",
+    "StaleStatus": "dagster._core.definitions.data_version",
+    "CachingStaleStatusResolver": "dagster._core.definitions.data_version",
+    "AssetGraphView": "dagster._core.asset_graph_view.asset_graph_view",
+    "TemporalContext": "dagster._core.asset_graph_view.asset_graph_view",
+    "get_current_datetime": "dagster._time",
+    "AssetGraph": "dagster._core.definitions.assets.graph.asset_graph",
+}
+
+
+def private(name: str) -> Any:
+    """A name of Dagster's private API, from the module ``PRIVATE_NAMES`` says it lives in."""
+    return getattr(importlib.import_module(PRIVATE_NAMES[name]), name)
+
+
+def data_version_tag() -> str:
+    """The tag an observation event carries its data version in (what ``DataVersion`` becomes)."""
+    return private("DATA_VERSION_TAG")
+
+
+def stale_status_resolver(instance, asset_graph):
+    """Dagster's own stale status of ``asset_graph``'s assets, per partition, as the UI computes it now."""
+    view = private("AssetGraphView")(
+        temporal_context=private("TemporalContext")(effective_dt=private("get_current_datetime")(), last_event_id=None),
+        instance=instance, asset_graph=asset_graph)
+    return private("CachingStaleStatusResolver")(instance=instance, asset_graph=asset_graph, loading_context=view)
+
+
+def asset_graph_of(assets):
+    """The asset graph of some asset definitions alone, without the resources a Definitions object needs."""
+    return private("AssetGraph").from_assets(assets)
+
+
+def is_fresh(status) -> bool:
+    """Whether a stale status (``resolver.get_status``) is FRESH."""
+    return status == private("StaleStatus").FRESH

@@ -1,0 +1,35 @@
+"""The named jobs: one per partitioning, so the runs list tells what each run built.
+
+``rag-assets`` runs them in data-flow order (``rag_assets/runner``); the schedules run
+``observe_inputs`` and ``nightly_evaluation``; the UI can launch any of them.
+"""
+
+from dagster import define_asset_job
+
+from rag_assets.assets.chunks import chunk_quality, chunks
+from rag_assets.assets.corpus import corpus_folder, corpus_snapshot
+from rag_assets.assets.embeddings import embedding_model, embeddings
+from rag_assets.assets.evaluation import eval_set
+from rag_assets.assets.extraction import extracted_text
+from rag_assets.assets.metrics import retrieval_metrics
+from rag_assets.assets.retrieval import refusal_calibration, retrieval_runs
+from rag_assets.tags import TRIGGER_TAG
+
+observe_inputs = define_asset_job("observe_inputs", selection=[corpus_folder, embedding_model],
+                                  description="Hash the corpus folder and every model's weights.")
+evaluation_inputs = define_asset_job("evaluation_inputs", selection=[corpus_snapshot, extracted_text, eval_set],
+                                     description="Snapshot, extract and check the evaluation set.")
+chunking = define_asset_job("chunking", selection=[chunks, chunk_quality],
+                            description="One chunking strategy: its chunks and what it costs.")
+model_partition = define_asset_job("model_partition", selection=[embeddings, retrieval_runs, refusal_calibration],
+                                   description="One model x strategy: embeddings, every query through every retriever, "
+                                   "and when to refuse.")
+evaluation_metrics = define_asset_job("evaluation_metrics", selection=[retrieval_metrics],
+                                      description="Append an evaluation run of every materialised partition to DuckDB.")
+nightly_evaluation = define_asset_job(
+    "nightly_evaluation", selection=[corpus_folder, embedding_model, retrieval_metrics],
+    tags={TRIGGER_TAG: "nightly"},
+    description="Observe the corpus and the models, then append a fresh evaluation run over every partition; "
+    "what the observations found changed is rebuilt by the automation sensor.")
+
+JOBS = [observe_inputs, evaluation_inputs, chunking, model_partition, evaluation_metrics, nightly_evaluation]

@@ -1,0 +1,280 @@
+"""Asking the index a question: a gate that can say no, and cited, budgeted context for a language model.
+
+``ask`` retrieves from the latest materialised index of one model x strategy (never rebuilding it),
+keeps at most ``k`` chunks whose distance is under the cut, and either refuses (nothing under the
+cut: NO ANSWER) or returns numbered sources, best first, and the prompt it would send:
+
+- A source is a chunk's ``content`` (its own words, exactly ``canonical[start:end]``), never the
+  embedded ``text`` with its header and overlap, with its document, section path, locator
+  (``#char=start,end``; an HTML page also gets ``page.html#anchor``, a PDF ``file.pdf#page=N``) and
+  distance. A model only ever writes ``[n]``; the program attaches documents and links.
+- Sources are added until the token budget, counted with the model's own tokenizer, is reached; the
+  last one that does not fit whole is cut at its end (never its beginning), and its locator says
+  exactly what was kept.
+- ``verify_citations`` checks an answer's ``[n]`` against the sources it was given.
+
+No language model is needed anywhere: generating the answer is outside this project.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import pyarrow.parquet as pq
+
+from rag_assets.lib.embed.partition import token_cache, vectors_of
+from rag_assets.lib.embed.spec import Embedder
+from rag_assets.lib.evalsets.queries import Query
+from rag_assets.lib.retrieve.engine import Index, Ranking, run_retrievers
+from rag_assets.lib.store import paths
+
+GATED = ("dense", "ann", "late_interaction")  # the retrievers with a distance to gate on
+DEFAULT_K = 4
+DEFAULT_BUDGET = 1000
+INSTRUCTION = (
+    "Answer the question using only the numbered sources below. Cite every claim with the number of its "
+    "source in square brackets, like [1]. If the sources do not contain the answer, say that you cannot "
+    "answer from them and stop."
+)
+_CITATION = re.compile(r"\[(\d+)\]")
+
+
+class AskError(RuntimeError):
+    """The index cannot answer: nothing materialised, stale, or a bad option; the message says the fix."""
+
+
+class CitationError(ValueError):
+    """An answer cites sources it was not given."""
+
+
+@dataclass(frozen=True)
+class Source:
+    number: int
+    chunk_id: str
+    doc_id: str
+    title: str
+    section: str
+    start: int  # the quoted content is exactly canonical[start:end]
+    end: int
+    locator: str  # "#char=start,end"
+    link: str  # page.html#anchor, file.pdf#page=N, or doc#char=start,end
+    distance: float
+    tokens: int
+    truncated: bool
+    content: str
+
+
+@dataclass
+class Answer:
+    question: str
+    model: str
+    revision: str
+    strategy: str
+    retriever: str
+    cut: float
+    k: int
+    budget: int
+    refused: bool
+    retrieved: list[tuple[str, float]]  # the retriever's top k with distances, before the gate
+    sources: list[Source] = field(default_factory=list)
+    prompt: str | None = None
+    latency_ms: float = 0.0
+
+    def refusal(self) -> str:
+        return f'NO ANSWER: nothing under cosine distance {self.cut:.3f} for "{self.question}"'
+
+    def text(self) -> str:
+        if self.refused:
+            return self.refusal()
+        lines = [f"[{s.number}] {s.doc_id} · {s.section} · {s.locator} · d={s.distance:.3f}"
+                 + (f" · {s.link}" if "#char=" not in s.link else "")
+                 + (" · cut at the token budget" if s.truncated else "") for s in self.sources]
+        return "\n".join(lines) + "\n\n" + (self.prompt or "")
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, ensure_ascii=False)
+
+
+@dataclass
+class Document:
+    doc_id: str
+    format: str
+    title: str
+    text: str
+    sections: list[dict]
+
+
+@dataclass
+class AskIndex:
+    """One model x strategy as materialised: its index, chunks and documents."""
+
+    model: str
+    revision: str
+    strategy: str
+    index: Index
+    chunks: list[dict]
+    documents: dict[str, Document]
+    positions: dict[str, int] = field(default_factory=dict)  # chunk id -> its row in the index
+
+    def __post_init__(self) -> None:
+        self.positions = {chunk_id: i for i, chunk_id in enumerate(self.index.chunk_ids)}
+
+
+def _partition(home: Path, asset: str, model: str | None, strategy: str) -> Path:
+    dimensions = ([("model", model)] if model else []) + [("strategy", strategy)]
+    return paths.stored_partition(home, asset, dimensions)
+
+
+def load_index(home: Path, embedder: Embedder, strategy: str) -> AskIndex:
+    """The latest materialised index of ``embedder``'s model x ``strategy``; refuses one that is
+    missing or was built with other weights or for other chunks, naming the command that fixes it."""
+    files = {asset: _partition(home, asset, embedder.key if asset == "embeddings" else None, strategy)
+             for asset in ("embeddings", "chunks")}
+    files["extracted_text"] = paths.stored_partition(home, "extracted_text")
+    missing = [f"{asset} ({path})" for asset, path in files.items() if not path.is_file()]
+    if missing:
+        raise AskError(f"nothing materialised for {embedder.key} x {strategy} under {home}: missing "
+                       f"{', '.join(missing)}; run `rag-assets evaluate --models {embedder.key} --strategies {strategy}`")
+    embeddings = pq.read_table(files["embeddings"])
+    chunks = pq.read_table(files["chunks"])
+    revision = embeddings.column("revision")[0].as_py() if len(embeddings) else embedder.revision
+    if revision != embedder.revision:
+        raise AskError(f"the index of {embedder.key} x {strategy} was built with weights {revision}, but the installed "
+                       f"weights are {embedder.revision}: run `rag-assets backfill --model {embedder.key}`")
+    if embeddings.column("chunk_id").to_pylist() != chunks.column("chunk_id").to_pylist():
+        raise AskError(f"the embeddings of {embedder.key} x {strategy} do not match its chunks: "
+                       f"run `rag-assets backfill --model {embedder.key} --strategies {strategy}`")
+    documents = {row["doc_id"]: Document(row["doc_id"], row["format"], row["title"], row["text"], row["sections"])
+                 for row in pq.read_table(files["extracted_text"]).to_pylist() if row["status"] == "ok"}
+    rows = chunks.select(["chunk_id", "doc_id", "section", "text", "content", "start", "end"]).to_pylist()
+    index = Index(chunk_ids=[r["chunk_id"] for r in rows], texts=[r["text"] for r in rows],
+                  vectors=vectors_of(embeddings, embedder.dimension), embedder=embedder,
+                  token_cache=token_cache(home, embedder))
+    return AskIndex(embedder.key, revision, strategy, index, rows, documents)
+
+
+def source_link(document: Document, start: int, end: int) -> str:
+    """Where a person opens the source: the HTML page and its section's anchor, a PDF page, else the
+    character range."""
+    section = next((s for s in reversed(document.sections) if s["start"] <= start), None)
+    anchor = section["anchor"] if section else None  # an HTML id, or "page=N" for a PDF page
+    return f"{document.doc_id}#{anchor}" if anchor else f"{document.doc_id}#char={start},{end}"
+
+
+def _fit(content: str, tokens: int, count: Callable[[Sequence[str]], list[int]]) -> str:
+    """The longest beginning of ``content`` (cut at a word end) of at most ``tokens`` tokens."""
+    low, high = 0, len(content)
+    while low < high:  # the longest prefix length whose token count fits
+        middle = (low + high + 1) // 2
+        if count([content[:middle]])[0] <= tokens:
+            low = middle
+        else:
+            high = middle - 1
+    prefix = content[:low]
+    if low < len(content) and " " in prefix:
+        prefix = prefix[: prefix.rstrip().rfind(" ")]
+    return prefix.rstrip()
+
+
+def build_sources(ask_index: AskIndex, kept: Sequence[tuple[int, float]], budget: int) -> list[Source]:
+    """Numbered sources, best first, until the token budget; the last is cut at its end to fit."""
+    count = ask_index.index.embedder.count_tokens
+    sources: list[Source] = []
+    left = budget
+    for position, distance in kept:
+        chunk = ask_index.chunks[position]
+        content, truncated = chunk["content"], False
+        tokens = count([content])[0]
+        if tokens > left:
+            content, truncated = _fit(content, left, count), True
+            if not content:
+                break
+            tokens = count([content])[0]
+        start, end = chunk["start"], chunk["start"] + len(content)
+        document = ask_index.documents[chunk["doc_id"]]
+        sources.append(Source(
+            number=len(sources) + 1, chunk_id=chunk["chunk_id"], doc_id=chunk["doc_id"], title=document.title,
+            section=chunk["section"], start=start, end=end, locator=f"#char={start},{end}",
+            link=source_link(document, start, end), distance=float(distance), tokens=tokens, truncated=truncated,
+            content=content))
+        left -= tokens
+        if truncated or left <= 0:
+            break
+    return sources
+
+
+def build_prompt(question: str, sources: Sequence[Source]) -> str:
+    blocks = [f"[{s.number}] {s.title} · {s.section}\n{s.content}" for s in sources]
+    return f"{INSTRUCTION}\n\nSources:\n\n" + "\n\n".join(blocks) + f"\n\nQuestion: {question}\n"
+
+
+def _ranking(ask_index: AskIndex, question: str, retriever: str, k: int) -> Ranking:
+    if retriever not in GATED:
+        raise AskError(f"retriever {retriever!r} has no distance to gate on; use one of {', '.join(GATED)}")
+    [row] = [r for r in run_retrievers([Query("ask", None, "ask", question)], ask_index.index, k, [retriever])
+             if r["retriever"] == retriever]
+    return Ranking([ask_index.positions[c] for c in row["chunk_ids"]], row["scores"], row["distances"])
+
+
+def ask(ask_index: AskIndex, question: str, retriever: str, cut: float, k: int = DEFAULT_K,
+        budget: int = DEFAULT_BUDGET) -> Answer:
+    """Retrieve, gate (at most k chunks, only those under the cut), and build the sources and prompt."""
+    started = time.perf_counter()
+    ranking = _ranking(ask_index, question, retriever, k)
+    top = list(zip(ranking.indices, ranking.distances or []))[:k]
+    kept = [(position, distance) for position, distance in top if distance < cut]
+    answer = Answer(question=question, model=ask_index.model, revision=ask_index.revision,
+                    strategy=ask_index.strategy, retriever=retriever, cut=cut, k=k, budget=budget, refused=not kept,
+                    retrieved=[(ask_index.index.chunk_ids[p], float(d)) for p, d in top])
+    if kept:
+        answer.sources = build_sources(ask_index, kept, budget)
+        answer.prompt = build_prompt(question, answer.sources)
+    answer.latency_ms = (time.perf_counter() - started) * 1000.0
+    ask_index.index.save_token_vectors()  # for the next question, in this process or another
+    return answer
+
+
+def verify_citations(answer_text: str, sources: Sequence[Source]) -> list[int]:
+    """The source numbers an answer cites, in order of first citation; CitationError naming any
+    number that is not one of the sources given."""
+    cited = list(dict.fromkeys(int(n) for n in _CITATION.findall(answer_text)))
+    given = {s.number for s in sources}
+    invented = [n for n in cited if n not in given]
+    if invented:
+        raise CitationError(f"the answer cites {', '.join(f'[{n}]' for n in invented)}, which "
+                            f"{'is' if len(invented) == 1 else 'are'} not among the sources given "
+                            f"({', '.join(f'[{n}]' for n in sorted(given)) or 'none'})")
+    return cited
+
+
+def default_configuration(connection, model: str | None = None, strategy: str | None = None,
+                          retriever: str | None = None) -> tuple[str, str, str]:
+    """The best gated configuration of the latest metrics (highest MRR, then success@4), within what
+    was given; AskError when the metrics hold none."""
+    from rag_assets.lib.evaluate.measures import comparison
+
+    rows = [r for r in comparison(connection).to_pylist()
+            if r["retriever"] in GATED and (model or r["model"]) == r["model"]
+            and (strategy or r["strategy"]) == r["strategy"] and (retriever or r["retriever"]) == r["retriever"]]
+    if not rows:
+        raise AskError(f"the latest metrics hold no evaluated configuration for model {model or 'any'}, strategy "
+                       f"{strategy or 'any'}, retriever {retriever or ' or '.join(GATED)}: run `rag-assets evaluate`")
+    best = max(rows, key=lambda r: (r["mrr"], r["success_at_4"]))
+    return best["model"], best["strategy"], best["retriever"]
+
+
+def calibrated_cut(connection, model: str, strategy: str, retriever: str) -> float:
+    """The suggested cut of a configuration (table ``suggested_cuts``); AskError when none was calibrated."""
+    from rag_assets.lib.evaluate.measures import table_exists
+
+    found = connection.execute("SELECT cut FROM suggested_cuts WHERE model = ? AND strategy = ? AND retriever = ?",
+                               [model, strategy, retriever]).fetchall() if table_exists(connection, "suggested_cuts") else []
+    if not found:
+        raise AskError(f"no calibrated cut for {model} x {strategy} x {retriever}: give --cut, or run "
+                       f"`rag-assets evaluate` with out-of-domain queries (refusal_calibration)")
+    return float(found[0][0])

@@ -1,0 +1,65 @@
+"""A trace row per ask, so a complaint can be diagnosed: was the right chunk retrieved (retrieval),
+retrieved but not sent or not cited (generation)?
+
+Traces live in their own DuckDB file (``traces.duckdb`` in the storage folder, table
+``ask_traces``): asking never waits for, or blocks, the one writer of ``metrics.duckdb``.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Sequence
+
+import duckdb
+import pyarrow as pa
+
+from rag_assets.lib.answer.ask import Answer
+
+TRACES_FILE = "traces.duckdb"
+
+
+def traces_path(home: Path) -> Path:
+    return Path(home) / TRACES_FILE
+
+
+_ROW = pa.schema([
+    ("asked_at", pa.timestamp("us")), ("question", pa.string()), ("model", pa.string()), ("revision", pa.string()),
+    ("strategy", pa.string()), ("retriever", pa.string()), ("cut", pa.float64()), ("k", pa.int32()),
+    ("budget", pa.int32()), ("refused", pa.bool_()),
+    ("retrieved", pa.list_(pa.struct([("chunk_id", pa.string()), ("distance", pa.float64())]))),
+    ("sources", pa.list_(pa.struct([("number", pa.int32()), ("chunk_id", pa.string()), ("doc_id", pa.string()),
+                                    ("locator", pa.string()), ("distance", pa.float64()), ("tokens", pa.int32()),
+                                    ("truncated", pa.bool_())]))),
+    ("cited", pa.list_(pa.int32())), ("latency_ms", pa.float64()),
+])
+
+
+def trace_row(answer: Answer, cited: Sequence[int] | None = None) -> pa.Table:
+    return pa.Table.from_pylist([{
+        "asked_at": datetime.now(timezone.utc).replace(tzinfo=None), "question": answer.question,
+        "model": answer.model, "revision": answer.revision, "strategy": answer.strategy,
+        "retriever": answer.retriever, "cut": answer.cut, "k": answer.k, "budget": answer.budget,
+        "refused": answer.refused,
+        "retrieved": [{"chunk_id": c, "distance": d} for c, d in answer.retrieved],
+        "sources": [{"number": s.number, "chunk_id": s.chunk_id, "doc_id": s.doc_id, "locator": s.locator,
+                     "distance": s.distance, "tokens": s.tokens, "truncated": s.truncated} for s in answer.sources],
+        "cited": list(cited) if cited is not None else None, "latency_ms": answer.latency_ms,
+    }], schema=_ROW)
+
+
+def record_trace(home: Path, answer: Answer, cited: Sequence[int] | None = None, attempts: int = 50) -> None:
+    """Append one trace row (``asked_at`` in UTC); waits, bounded, while another ask holds the file."""
+    row = trace_row(answer, cited)
+    for attempt in range(attempts):
+        try:
+            with duckdb.connect(str(traces_path(home))) as connection:
+                connection.register("incoming_trace", row)
+                connection.execute("CREATE TABLE IF NOT EXISTS ask_traces AS SELECT * FROM incoming_trace LIMIT 0")
+                connection.execute("INSERT INTO ask_traces BY NAME SELECT * FROM incoming_trace")
+            return
+        except duckdb.IOException:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.1)

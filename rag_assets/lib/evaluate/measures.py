@@ -1,0 +1,286 @@
+"""Retrieval metrics computed in DuckDB with GROUP BY, from one row per query and configuration.
+
+Conventions (ir_measures and TREC names in brackets):
+
+- A needle query has one needle; the chunks that hold it whole in their own document text are its
+  relevant items. ``hit_rank`` is the 1-based rank of the first of them in the list, or NULL when
+  none is in it; ``relevant_ranks`` are the ranks of all of them within the list, and
+  ``relevant_total`` how many the whole index holds. With BEIR-style judgements the same measures
+  run over documents (chunk ranks rolled up by best chunk) and their relevant documents.
+- success@k: the share of queries with at least one relevant item in the top k [Success@k].
+- recall@k: the mean over queries of the share of a query's relevant items found in the top k
+  [R@k]. A needle query has one relevant item, the needle (whichever chunk holds it), so for needle
+  queries recall@k equals success@k; it differs for BEIR-style queries with several relevant
+  documents. (Before the rename in the README's changelog, ``recall_at_k`` held success@k for every kind of query.)
+- precision@k: relevant items among the top k, divided by k, averaged over queries [P@k].
+- MRR: the mean over all queries of 1 / hit_rank [RR]. nDCG@10: binary gains over the relevant
+  items, DCG = sum 1/log2(rank + 1) over relevant ranks <= 10, divided by the ideal DCG of
+  min(relevant_total, 10) relevant items at the top [nDCG@10].
+- A miss counts as 0 in every measure: it stays in the denominator, never dropped. ``AVG`` over
+  NULL ranks would drop the misses and inflate the figure (hits at rank 1 and 3 and one miss: MRR
+  0.44, not 0.67), so every mean here is ``coalesce``-d first.
+- Every proportion (success@k; recall@k where every query has one relevant item; precision@k over
+  the k x queries slots) carries its Wilson score 95 % interval; MRR, nDCG@10 and recall@k over
+  queries with several relevant items, means of per-query values, a normal-approximation 95 %
+  interval (mean +- 1.96 standard errors, clipped to [0, 1]).
+- Out-of-domain queries have no right answer: they stay in ``retrieval_results`` (to calibrate a
+  refusal threshold) and are left out of every measure here.
+
+Tables and views: ``retrieval_results`` keeps every evaluation run's rows (``run_id``), never
+overwritten; ``evaluation_runs`` has one row per run with its time and stamps; ``latest_results``
+is the newest run; ``query_measures`` the per-query measures of the newest run, ``metrics`` their
+means by model, revision, strategy, retriever and phrasing, and ``metrics_history`` the same per run.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import duckdb
+
+from rag_assets.lib.evaluate.intervals import SQL_MACROS
+from rag_assets.lib.retrieve.ann import RECALL_DEPTHS
+
+K_VALUES = (1, 4, 8, 20)
+NDCG_DEPTH = 10
+GROUPABLE = ("model", "revision", "strategy", "retriever", "phrasing")
+
+
+def _found(k: int) -> str:
+    """SQL: the share of a query's relevant items in its top k (a needle query has one item, the needle)."""
+    return (f"CASE WHEN query_kind = 'document' THEN len(list_filter(coalesce(relevant_ranks, []), lambda r: r <= {k}))"
+            f" / greatest(relevant_total, 1) ELSE coalesce(hit_rank <= {k}, false)::INTEGER END")
+
+
+_QUERY_MEASURES = f"""
+CREATE OR REPLACE VIEW query_measures AS
+SELECT *,
+    {", ".join(f"coalesce(hit_rank <= {k}, false)::INTEGER AS hit_at_{k}" for k in K_VALUES)},
+    {", ".join(f"len(list_filter(coalesce(relevant_ranks, []), lambda r: r <= {k})) AS relevant_at_{k}" for k in K_VALUES)},
+    {", ".join(f"{_found(k)} AS found_at_{k}" for k in K_VALUES)},
+    coalesce(1.0 / hit_rank, 0.0) AS reciprocal_rank,
+    CASE WHEN coalesce(relevant_total, 0) = 0 THEN 0.0 ELSE
+        coalesce(list_sum(list_transform(list_filter(relevant_ranks, lambda r: r <= {NDCG_DEPTH}), lambda r: 1.0 / log2(r + 1))), 0.0)
+        / list_sum(list_transform(range(1, least(relevant_total, {NDCG_DEPTH}) + 1), lambda i: 1.0 / log2(i + 1)))
+    END AS ndcg_at_{NDCG_DEPTH}
+FROM latest_results
+WHERE query_kind <> 'out_of_domain'
+"""
+
+
+def _recall_with_interval(found: str, name: str) -> str:
+    """SQL: the mean of a per-query recall and its interval: Wilson's while every query has one
+    relevant item (a proportion), else the normal approximation of a mean."""
+    single = "bool_and(query_kind <> 'document')"
+    return (f"avg({found}) AS {name}, "
+            f"CASE WHEN {single} THEN wilson_low(sum({found}), count(*)) ELSE mean_low({found}) END AS {name}_low, "
+            f"CASE WHEN {single} THEN wilson_high(sum({found}), count(*)) ELSE mean_high({found}) END AS {name}_high")
+
+
+def _metric_columns() -> str:
+    columns = ["count(*) AS queries"]
+    for k in K_VALUES:
+        columns += [
+            f"avg(hit_at_{k}) AS success_at_{k}",
+            f"wilson_low(sum(hit_at_{k}), count(*)) AS success_at_{k}_low",
+            f"wilson_high(sum(hit_at_{k}), count(*)) AS success_at_{k}_high",
+        ]
+    for k in K_VALUES:
+        columns.append(_recall_with_interval(f"found_at_{k}", f"recall_at_{k}"))
+    for k in K_VALUES:
+        columns += [
+            f"avg(relevant_at_{k} / {k}) AS precision_at_{k}",
+            f"wilson_low(sum(relevant_at_{k}), {k} * count(*)) AS precision_at_{k}_low",
+            f"wilson_high(sum(relevant_at_{k}), {k} * count(*)) AS precision_at_{k}_high",
+        ]
+    columns += ["avg(reciprocal_rank) AS mrr", "mean_low(reciprocal_rank) AS mrr_low",
+                "mean_high(reciprocal_rank) AS mrr_high",
+                f"avg(ndcg_at_{NDCG_DEPTH}) AS ndcg_at_{NDCG_DEPTH}",
+                f"mean_low(ndcg_at_{NDCG_DEPTH}) AS ndcg_at_{NDCG_DEPTH}_low",
+                f"mean_high(ndcg_at_{NDCG_DEPTH}) AS ndcg_at_{NDCG_DEPTH}_high",
+                "median(latency_ms) AS median_latency_ms"]
+    return ",\n    ".join(columns)
+
+
+def table_exists(connection: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Whether the database holds a table or view of that name."""
+    return connection.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                              [name]).fetchall()[0][0] > 0
+
+
+def create_schema(connection: duckdb.DuckDBPyConnection) -> None:
+    connection.execute(SQL_MACROS)
+    connection.execute(
+        "CREATE TABLE IF NOT EXISTS evaluation_runs (run_id VARCHAR PRIMARY KEY, created_at TIMESTAMP, "
+        "dagster_run_id VARCHAR, eval_version VARCHAR, eval_hash VARCHAR, snapshot_id VARCHAR, "
+        "pipeline_version VARCHAR, configurations INTEGER, queries INTEGER, stamps JSON)")
+
+
+def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | None = None) -> str:
+    """Append ``results`` (an Arrow table) as a new evaluation run and rebuild the views.
+
+    ``run`` adds what the run table records (dagster_run_id, eval_version, eval_hash). Returns the
+    run id. Earlier runs are kept: nothing is overwritten.
+    """
+    import json
+    import uuid
+
+    create_schema(connection)
+    run = dict(run or {})
+    run_id = run.get("run_id") or uuid.uuid4().hex[:16]
+    connection.register("incoming_results", results)
+    if table_exists(connection, "retrieval_results"):
+        connection.execute("INSERT INTO retrieval_results BY NAME SELECT ? AS run_id, * FROM incoming_results", [run_id])
+    else:
+        connection.execute("CREATE TABLE retrieval_results AS SELECT ? AS run_id, * FROM incoming_results", [run_id])
+    stamps = connection.sql(
+        "SELECT DISTINCT model, revision, strategy FROM incoming_results ORDER BY ALL").to_arrow_table().to_pylist()
+    first = connection.sql("SELECT any_value(snapshot_id), any_value(pipeline_version), count(DISTINCT query_id) "
+                           "FROM incoming_results").fetchall()[0] if "snapshot_id" in results.column_names else (None, None, 0)
+    connection.execute(
+        "INSERT INTO evaluation_runs VALUES (?, now(), ?, ?, ?, ?, ?, ?, ?, ?)",
+        [run_id, run.get("dagster_run_id"), run.get("eval_version"), run.get("eval_hash"), first[0], first[1],
+         len(stamps), first[2], json.dumps(stamps)])
+    connection.unregister("incoming_results")
+    connection.execute(
+        "CREATE OR REPLACE VIEW latest_results AS SELECT * FROM retrieval_results WHERE run_id = "
+        "(SELECT run_id FROM evaluation_runs ORDER BY created_at DESC, run_id LIMIT 1)")
+    connection.execute(_QUERY_MEASURES)
+    group = ", ".join(GROUPABLE)
+    connection.execute(f"CREATE OR REPLACE VIEW metrics AS SELECT {group},\n    {_metric_columns()}\n"
+                       f"FROM query_measures GROUP BY {group}")
+    connection.execute(
+        f"CREATE OR REPLACE VIEW metrics_history AS SELECT run_id, {group},\n    "
+        f"avg(coalesce(hit_rank <= 20, false)::INTEGER) AS success_at_20, avg({_found(20)}) AS recall_at_20, "
+        f"avg(coalesce(1.0 / hit_rank, 0.0)) AS mrr, "
+        f"count(*) AS queries\nFROM retrieval_results WHERE query_kind <> 'out_of_domain' GROUP BY run_id, {group}")
+    if {"chunk_ids", "stage_ms"} <= set(results.column_names):
+        connection.execute(ANN_RECALL_VIEW)
+    return run_id
+
+
+# the share of the exact (dense) top k that the HNSW graph (ann) returned, per model and strategy, over
+# every query of the latest run (out-of-domain ones too: a vector index serves every query)
+ANN_RECALL_VIEW = f"""
+CREATE OR REPLACE VIEW ann_recall AS
+SELECT a.model, a.strategy, count(*) AS queries,
+    {", ".join(f"avg(len(list_intersect(a.chunk_ids[1:{k}], d.chunk_ids[1:{k}])) / least({k}, len(d.chunk_ids))) "
+               f"AS ann_recall_at_{k}" for k in RECALL_DEPTHS)},
+    median(a.stage_ms) AS ann_median_ms, median(d.stage_ms) AS dense_median_ms
+FROM latest_results a JOIN latest_results d USING (model, strategy, query_id)
+WHERE a.retriever = 'ann' AND d.retriever = 'dense' AND len(d.chunk_ids) > 0
+GROUP BY ALL ORDER BY a.model, a.strategy
+"""
+
+
+def write_chunk_stats(connection: duckdb.DuckDBPyConnection, chunk_tokens, chunk_quality) -> None:
+    """Replace ``chunk_stats``: one row per model and strategy with what the strategy costs.
+
+    ``chunk_tokens`` has one row per embedded chunk (model, strategy, tokens, header_tokens,
+    truncated); ``chunk_quality`` one row per strategy (sizes, answers destroyed).
+    """
+    connection.register("incoming_tokens", chunk_tokens)
+    connection.register("incoming_quality", chunk_quality)
+    connection.execute(
+        """
+        CREATE OR REPLACE TABLE chunk_stats AS
+        SELECT t.model, t.strategy, q.chunks, q.mean_characters, q.max_characters,
+               t.tokens_embedded, t.header_tokens, t.header_tokens / t.tokens_embedded AS header_token_share,
+               t.truncated_chunks, q.needles, q.answers_destroyed, q.destroyed_needles
+        FROM (
+            SELECT model, strategy, sum(tokens)::BIGINT AS tokens_embedded,
+                   sum(header_tokens)::BIGINT AS header_tokens,
+                   count_if(truncated) AS truncated_chunks
+            FROM incoming_tokens GROUP BY model, strategy
+        ) AS t
+        JOIN incoming_quality AS q USING (strategy)
+        ORDER BY t.model, t.strategy
+        """
+    )
+    connection.unregister("incoming_tokens")
+    connection.unregister("incoming_quality")
+
+
+def comparison(connection: duckdb.DuckDBPyConnection, by: Sequence[str] = ("model", "strategy", "retriever")):
+    """success@k, recall@k, precision@k, MRR and nDCG@10 with intervals, grouped by the given columns (Arrow)."""
+    unknown = [column for column in by if column not in GROUPABLE]
+    if unknown or not by:
+        raise ValueError(f"cannot group by {', '.join(unknown) or 'nothing'}; choose from {', '.join(GROUPABLE)}")
+    group = ", ".join(by)
+    return connection.sql(
+        f"SELECT {group},\n    {_metric_columns()}\nFROM query_measures GROUP BY {group} ORDER BY {group}"
+    ).to_arrow_table()
+
+
+def history(connection: duckdb.DuckDBPyConnection, model: str, strategy: str, retriever: str):
+    """recall@20 (with its interval) and MRR of one configuration in every evaluation run, oldest first."""
+    return connection.sql(
+        f"""SELECT r.run_id, e.created_at, any_value(r.snapshot_id) AS snapshot_id,
+                   string_agg(DISTINCT r.revision, ',') AS revision, count(*) AS queries,
+                   {_recall_with_interval(_found(20), "recall_at_20")},
+                   avg(coalesce(1.0 / hit_rank, 0.0)) AS mrr
+            FROM retrieval_results AS r JOIN evaluation_runs AS e USING (run_id)
+            WHERE r.query_kind <> 'out_of_domain' AND r.model = ? AND r.strategy = ? AND r.retriever = ?
+            GROUP BY r.run_id, e.created_at ORDER BY e.created_at, r.run_id""",
+        params=[model, strategy, retriever]).to_arrow_table()
+
+
+def _share(count: str, total: str, name: str) -> str:
+    return (f"{count} / nullif({total}, 0) AS {name}, "
+            f"CASE WHEN {total} > 0 THEN wilson_low({count}, {total}) END AS {name}_low, "
+            f"CASE WHEN {total} > 0 THEN wilson_high({count}, {total}) END AS {name}_high")
+
+
+def write_threshold_sweep(connection: duckdb.DuckDBPyConnection, sweep) -> None:
+    """Replace ``threshold_sweep`` (every cut of every calibrated configuration) and the view
+    ``suggested_cuts`` (the suggested cut of each, with its shares and Wilson intervals)."""
+    create_schema(connection)
+    connection.register("incoming_sweep", sweep)
+    connection.execute("CREATE OR REPLACE TABLE threshold_sweep AS SELECT * FROM incoming_sweep")
+    connection.unregister("incoming_sweep")
+    connection.execute(
+        "CREATE OR REPLACE VIEW suggested_cuts AS SELECT model, revision, strategy, retriever, cut, in_domain, "
+        "out_of_domain, answered_with_needle, answered_without_needle, in_domain_refused, bluffs, bluffs_near, "
+        f"bluffs_off_topic, {_share('answered_with_needle', 'in_domain', 'answered')}, "
+        f"{_share('bluffs', 'out_of_domain', 'bluff')}, {_share('in_domain_refused', 'in_domain', 'refused')}, "
+        "worst_in_domain, best_out_of_domain, separable, auroc, auroc_low, auroc_high "
+        "FROM threshold_sweep WHERE suggested ORDER BY model, strategy, retriever")
+
+
+def mixed_latest_stamps(connection: duckdb.DuckDBPyConnection) -> list[str]:
+    """What makes the latest evaluation run a mix of builds (several corpus snapshots, pipeline or
+    extractor versions, or weights revisions of one model), one line each; [] when it is one build.
+    Runs recorded since stamps are checked before writing are never mixed; an older file may be."""
+    problems = []
+    for column, per in (("snapshot_id", None), ("pipeline_version", None), ("extractor_version", None),
+                        ("revision", "model")):
+        group = f"GROUP BY {per}" if per else ""
+        rows = connection.sql(f"SELECT {per + ', ' if per else ''}list(DISTINCT {column} ORDER BY {column}) AS v "
+                              f"FROM latest_results {group}").fetchall()
+        for row in rows:
+            values = row[-1]
+            if len(values) > 1:
+                problems.append(f"{column} {', '.join(map(str, values))}" + (f" for {per} {row[0]}" if per else ""))
+    return problems
+
+
+def stored_configurations(connection: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str]]:
+    """(model, strategy, retriever) of every configuration in the newest evaluation run, sorted."""
+    return connection.sql("SELECT DISTINCT model, strategy, retriever FROM latest_results ORDER BY ALL").fetchall()
+
+
+def paired_comparisons(connection: duckdb.DuckDBPyConnection):
+    """The stored paired tests (table ``comparisons``), as Arrow."""
+    return connection.sql("SELECT * FROM comparisons").to_arrow_table()
+
+
+def suggested_cuts(connection: duckdb.DuckDBPyConnection):
+    """The suggested refusal cuts (view ``suggested_cuts``) as Arrow, or None when nothing was calibrated."""
+    return connection.sql("SELECT * FROM suggested_cuts").to_arrow_table() \
+        if table_exists(connection, "suggested_cuts") else None
+
+
+def ann_recall(connection: duckdb.DuckDBPyConnection) -> list[dict]:
+    """The HNSW graph's recall against exact search per model and strategy (view ``ann_recall``); [] without it."""
+    return connection.sql("SELECT * FROM ann_recall").to_arrow_table().to_pylist() \
+        if table_exists(connection, "ann_recall") else []

@@ -1,0 +1,135 @@
+"""One evaluation run into DuckDB: every materialised retrieval partition from Parquet, appended to
+the history, with each strategy's costs and the paired comparisons.
+
+Parquet is the source of truth; DuckDB holds what is computed from it (see ``metrics``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import duckdb
+import pyarrow as pa
+
+from rag_assets.lib.evaluate.comparisons import write_comparisons
+from rag_assets.lib.evaluate.measures import (
+    comparison,
+    write_chunk_stats,
+    write_results,
+    write_threshold_sweep,
+)
+from rag_assets.lib.store.paths import (
+    check_readable,
+    dimensions_of_path,
+    full_disk_named,
+    partition_files,
+    pid_alive,
+    publish,
+    stored_file,
+)
+from rag_assets.lib.store.schemas import RESULT_COLUMNS, STAMP_FIELDS, TOKEN_COLUMNS
+
+
+@dataclass
+class Evaluation:
+    run_id: str
+    rows: int  # retrieval rows appended
+    table: pa.Table  # the comparison by model, strategy and retriever
+    paired: pa.Table  # the paired comparisons
+    costs: pa.Table  # chunk_stats
+    configurations: list[tuple[str, str]]  # (model, strategy) of the newest run
+    cuts: pa.Table | None  # suggested_cuts, when a refusal calibration was materialised
+
+
+def read_partitions(connection: duckdb.DuckDBPyConnection, home: Path, asset: str, columns: list[str]) -> pa.Table:
+    files = partition_files(home, asset)
+    if not files:
+        raise FileNotFoundError(f"no partition of {asset} has been materialised yet")
+    for file in files:  # a damaged file is named, with the command that rebuilds it, before DuckDB reads any
+        check_readable(file, asset, dimensions_of_path(home, asset, file))
+    return connection.read_parquet([str(f) for f in files], union_by_name=True).select(*columns).to_arrow_table()
+
+
+class RejectedEvaluation(Exception):
+    """The partitions were not built from one consistent build: nothing was recorded."""
+
+
+def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = None,
+                      stamp_check: Callable[[list[dict]], list[str]] | None = None) -> Evaluation:
+    """Append every materialised retrieval partition as a new evaluation run, rebuild the views,
+    ``chunk_stats`` and ``comparisons``.
+
+    ``stamp_check`` gets the distinct stamps of the partitions before anything is written; if it
+    names a problem, RejectedEvaluation is raised and the DuckDB file is not touched, so a run of
+    mixed snapshots, pipelines or weights never becomes the latest result.
+    """
+    with duckdb.connect() as scratch:
+        runs = read_partitions(scratch, home, "retrieval_runs", RESULT_COLUMNS)
+        stamps = scratch.sql(f"SELECT DISTINCT {', '.join(STAMP_FIELDS)} FROM runs ORDER BY ALL").to_arrow_table()
+    problems = stamp_check(stamps.to_pylist()) if stamp_check else []
+    if problems:
+        raise RejectedEvaluation("nothing was recorded: the materialised retrieval partitions do not come from one "
+                                 "consistent build:\n" + "\n".join(problems))
+    stored_file(home, database)  # the object store's copy, when one is configured, is the one appended to
+    with replaced_atomically(database, home) as working, duckdb.connect(str(working)) as connection:
+        first = runs.slice(0, 1).to_pylist()[0] if len(runs) else {}
+        run_id = write_results(connection, runs, {"dagster_run_id": dagster_run_id,
+                                                  "eval_version": first.get("eval_version"),
+                                                  "eval_hash": first.get("eval_hash")})
+        write_chunk_stats(connection, read_partitions(connection, home, "embeddings", TOKEN_COLUMNS),
+                          read_partitions(connection, home, "chunk_quality", ["*"]))
+        calibrated = bool(partition_files(home, "refusal_calibration"))
+        if calibrated:
+            write_threshold_sweep(connection, read_partitions(connection, home, "refusal_calibration", ["*"]))
+        return Evaluation(
+            run_id=run_id, rows=runs.num_rows, table=comparison(connection), paired=write_comparisons(connection),
+            costs=connection.sql("SELECT * FROM chunk_stats").to_arrow_table(),
+            configurations=connection.sql("SELECT DISTINCT model, strategy FROM latest_results ORDER BY ALL").fetchall(),
+            cuts=connection.sql("SELECT * FROM suggested_cuts").to_arrow_table() if calibrated else None,
+        )
+
+
+@contextmanager
+def replaced_atomically(database: Path, home: Path) -> Iterator[Path]:
+    """A working copy of ``database`` beside it, written by the caller, then renamed over it (after
+    it was uploaded, with an object store: ``publish``).
+
+    Readers (read-only connections, ``rag-assets report``, the UI) keep reading the file they opened
+    and never make the writer fail; a writer that fails (a full disk, a crash, Ctrl-C, a failed
+    upload) leaves the database as it was, with nothing of its run recorded. One writer at a time is
+    the caller's business (the ``duckdb_write`` pool).
+    """
+    database.parent.mkdir(parents=True, exist_ok=True)
+    for stale in database.parent.glob(f".{database.name}.*.tmp*"):  # left by a writer that was killed
+        writer = re.search(r"\.(\d+)\.tmp(\.wal)?$", stale.name)
+        if writer and not pid_alive(int(writer.group(1))):
+            stale.unlink(missing_ok=True)
+    working = database.with_name(f".{database.name}.{os.getpid()}.tmp")
+    written = False
+    try:
+        with full_disk_named(working):
+            for source, target in ((database, working), (_wal(database), _wal(working))):
+                if source.exists():
+                    shutil.copyfile(source, target)
+            yield working
+            written = True
+    finally:
+        try:
+            if written:
+                _wal(working).unlink(missing_ok=True)  # the working copy was checkpointed when it closed
+                publish(home, working, database)
+                _wal(database).unlink(missing_ok=True)
+        finally:
+            working.unlink(missing_ok=True)  # gone when it was published; what a failed run left otherwise
+            _wal(working).unlink(missing_ok=True)
+
+
+def _wal(database: Path) -> Path:
+    return database.with_name(database.name + ".wal")
+

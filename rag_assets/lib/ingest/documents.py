@@ -1,0 +1,130 @@
+"""Extracted-text rows: a corpus manifest entry to one row per document it holds, and back.
+
+A row holds the document's canonical text and sections, or status ``failed`` and the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from rag_assets.lib.formats.markdown import escape_markdown, markdown_table
+from rag_assets.lib.ingest import beir_corpus
+from rag_assets.lib.ingest.canonical import Extracted, Section
+from rag_assets.lib.ingest.corpus import BEIR_CORPUS, NOT_DOCUMENTS
+from rag_assets.lib.ingest.extraction import (
+    EXTRACTOR_NAME,
+    EXTRACTOR_VERSION,
+    ExtractionError,
+    extract_document,
+)
+
+
+def _row(doc_id: str, fmt: str) -> dict:
+    return {"doc_id": doc_id, "format": fmt, "title": None, "text": None, "sections": [], "status": "failed",
+            "error": None, "extractor": EXTRACTOR_NAME, "extractor_version": EXTRACTOR_VERSION}
+
+
+def _ok(row: dict, extracted: Extracted) -> dict:
+    return row | {
+        "title": extracted.title,
+        "text": extracted.text,
+        "sections": [
+            {"path": s.path, "heading": s.heading, "level": s.level, "anchor": s.anchor, "start": s.start, "end": s.end}
+            for s in extracted.sections
+        ],
+        "status": "ok",
+    }
+
+
+def _read_checked(root: Path, path: str, sha256: str, max_bytes: int) -> bytes:
+    file_path = root / path
+    size = file_path.stat().st_size
+    if size > max_bytes:
+        raise ExtractionError(f"file of {size} bytes is over the {max_bytes}-byte limit")
+    data = file_path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise ExtractionError("file changed since the corpus snapshot; re-materialise corpus_snapshot")
+    return data
+
+
+def extract_file(root: Path, path: str, fmt: str, sha256: str, max_bytes: int) -> dict:
+    """One extracted-text row for a manifest entry; a broken document gets status 'failed' and why.
+
+    The file is re-hashed: one that changed since the snapshot fails rather than being silently
+    extracted from other bytes than the snapshot recorded.
+    """
+    row = _row(path, fmt)
+    try:
+        extracted = extract_document(_read_checked(root, path, sha256, max_bytes), fmt, fallback_title=Path(path).stem)
+    except (ExtractionError, OSError) as error:
+        return row | {"error": str(error)}
+    return _ok(row, extracted)
+
+
+def extract_entry(root: Path, path: str, fmt: str, sha256: str, max_bytes: int) -> list[dict]:
+    """The extracted-text rows of a manifest entry: one per document it holds (none for evaluation data)."""
+    if fmt in NOT_DOCUMENTS:
+        return []
+    if fmt != BEIR_CORPUS:
+        return [extract_file(root, path, fmt, sha256, max_bytes)]
+    try:
+        _read_checked(root, path, sha256, max_bytes)
+        rows = []
+        for where, record, problem in beir_corpus.iter_corpus(root / path):
+            try:
+                if problem:
+                    raise ExtractionError(problem)
+                doc_id, extracted = beir_corpus.beir_document(record, where)
+            except ExtractionError as error:
+                rows.append(_row(str((record or {}).get("_id", f"{path}#{where}")), fmt) | {"error": str(error)})
+                continue
+            rows.append(_ok(_row(doc_id, fmt), extracted))
+        return rows
+    except (ExtractionError, OSError, EOFError, UnicodeDecodeError) as error:
+        return [_row(path, fmt) | {"error": str(error)}]
+
+
+def canonical_texts(rows) -> dict[str, str]:
+    """doc id -> canonical text of the documents that were extracted (failed ones have none)."""
+    return {row["doc_id"]: row["text"] for row in rows if row["status"] == "ok"}
+
+
+def sections_from_rows(rows: list[dict]) -> list[Section]:
+    return [
+        Section(path=r["path"], heading=r["heading"], level=r["level"], anchor=r["anchor"],
+                start=r["start"], end=r["end"])
+        for r in rows
+    ]
+
+
+def extraction_summary(rows: list[dict], largest: int = 5) -> dict:
+    """Counts over extracted-text rows as written (never declared), and the largest documents."""
+    ok = [row for row in rows if row["status"] == "ok"]
+    formats: dict[str, dict[str, int]] = {}
+    for row in rows:
+        counts = formats.setdefault(row["format"], {"ok": 0, "failed": 0})
+        counts[row["status"]] += 1
+    biggest = sorted(ok, key=lambda row: len(row["text"]), reverse=True)[:largest]
+    table = markdown_table([("document", lambda r: escape_markdown(r["doc_id"])), ("format", lambda r: r["format"]),
+                            ("characters", lambda r: len(r["text"])), ("sections", lambda r: len(r["sections"]))],
+                           biggest)
+    return {
+        "documents": len(rows),
+        "ok": len(ok),
+        "failed": len(rows) - len(ok),
+        "failures": {row["doc_id"]: row["error"] for row in rows if row["status"] != "ok"},
+        "characters": sum(len(row["text"]) for row in ok),
+        "sections": sum(len(row["sections"]) for row in ok),
+        "formats": formats,
+        "largest_table": table,
+    }
+
+
+def nothing_extracted(summary: dict, corpus_dir: str) -> str | None:
+    """Why there is nothing to evaluate when every document of the corpus failed, naming each; else None."""
+    if summary["ok"] or not summary["documents"]:
+        return None
+    reasons = "; ".join(f"{doc_id}: {error}" for doc_id, error in sorted(summary["failures"].items()))
+    return (f"every one of the {summary['documents']} documents of {corpus_dir} failed extraction, so there is "
+            f"nothing to evaluate: {reasons}")

@@ -1,0 +1,213 @@
+"""The retrieval engine: every retriever, one small module each, run in registry order for every query.
+
+- ``dense``: exact cosine over the chunk vectors (``dense.py``).
+- ``ann``: the same cosine through an HNSW graph (faiss), as a production vector index answers
+  (``ann.py``); its recall against ``dense`` is reported per configuration.
+- ``bm25``: Okapi BM25 over the chunks' embedded text (``bm25.py``).
+- ``hybrid``: reciprocal rank fusion of the dense and BM25 lists, each taken to ``FUSION_DEPTH``
+  (``fusion.py``).
+- ``late_interaction``: MaxSim over the embedding model's token vectors, re-scoring the hybrid top
+  ``RERANK_DEPTH`` (``late_interaction.py``); always available.
+- ``cross_encoder``: a configured CrossEncoder re-scoring the hybrid top ``RERANK_DEPTH``
+  (``cross_encoder.py``); absent when none is configured.
+
+Adding a retriever is one module and one entry in ``RETRIEVERS``. A row's ``latency_ms`` is the
+whole pipeline's time for that query (a second stage includes the first), ``stage_ms`` the
+retriever's own.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple, Protocol, Sequence
+
+import numpy as np
+
+from rag_assets.lib.embed.cache import TokenVectorCache
+from rag_assets.lib.embed.spec import Embedder
+from rag_assets.lib.retrieve import (
+    ann,
+    bm25,
+    cross_encoder,
+    dense,
+    fusion,
+    late_interaction,
+)
+
+FUSION_DEPTH = 100
+RERANK_DEPTH = 25
+
+
+@dataclass
+class Index:
+    """One model x strategy index: what every retriever may use."""
+
+    chunk_ids: list[str]
+    texts: list[str]
+    vectors: np.ndarray
+    embedder: Embedder
+    cross_encoder: cross_encoder.PairScorer | None = None
+    bm25_config: bm25.BM25Config = bm25.DEFAULT
+    token_cache: TokenVectorCache | None = None
+    ann_config: ann.HNSWConfig = ann.DEFAULT
+    dense_block_rows: int = dense.BLOCK_ROWS
+    _bm25: bm25.BM25 | None = field(default=None, repr=False)
+    _ann: ann.HNSWIndex | None = field(default=None, repr=False)
+    _token_vectors: late_interaction.TokenVectors | None = field(default=None, repr=False)
+
+    @property
+    def bm25(self) -> bm25.BM25:
+        if self._bm25 is None:
+            self._bm25 = bm25.BM25(self.texts, self.bm25_config)
+        return self._bm25
+
+    @property
+    def ann(self) -> ann.HNSWIndex:
+        if self._ann is None:
+            self._ann = ann.HNSWIndex(self.vectors, self.ann_config)
+        return self._ann
+
+    def query_vector(self, query: str) -> np.ndarray:
+        """The query's vector. Embedded by each retriever that asks, so that each one's latency
+        includes embedding the query, as a deployed index's would."""
+        return self.embedder.embed_queries([query])
+
+    @property
+    def token_vectors(self) -> late_interaction.TokenVectors:
+        if self._token_vectors is None:
+            self._token_vectors = late_interaction.TokenVectors(self.embedder, self.texts, self.token_cache)
+        return self._token_vectors
+
+    def save_token_vectors(self) -> dict:
+        """Store the token vectors late interaction computed; its figures (none if it never ran)."""
+        if self._token_vectors is None:
+            return {}
+        stored = self._token_vectors.save()
+        return {"token_vectors_reused": self._token_vectors.reused, "token_vectors_computed": stored,
+                "token_cache_mb": round(self.token_cache.size_bytes() / 1e6, 1) if self.token_cache else 0.0}
+
+
+class Ranking(NamedTuple):
+    indices: list[int]  # chunk indices, best first
+    scores: list[float]
+    distances: list[float] | None  # lower is closer: dense 1 - cos, late interaction 1 - mean MaxSim
+
+
+class Retriever(Protocol):
+    """Ranks the index's chunks for a query, from the rankings of its ``inputs`` (run first)."""
+
+    name: str
+    inputs: tuple[str, ...]
+
+    def available(self, index: Index) -> bool: ...
+
+    def rank(self, index: Index, query: str, upstream: Sequence[Ranking], k: int) -> Ranking: ...
+
+
+@dataclass(frozen=True)
+class FirstStage:
+    """Searches the whole index, deep enough for fusion to see ``FUSION_DEPTH`` candidates."""
+
+    name: str
+    search: Callable[[Index, str, int], tuple[list[int], list[float], list[float] | None]]
+    inputs: tuple[str, ...] = ()
+
+    def available(self, index: Index) -> bool:
+        return True
+
+    def rank(self, index: Index, query: str, upstream: Sequence[Ranking], k: int) -> Ranking:
+        return Ranking(*self.search(index, query, max(k, FUSION_DEPTH)))
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """Reciprocal rank fusion of its inputs' rankings."""
+
+    name: str
+    inputs: tuple[str, ...]
+
+    def available(self, index: Index) -> bool:
+        return True
+
+    def rank(self, index: Index, query: str, upstream: Sequence[Ranking], k: int) -> Ranking:
+        indices, scores = fusion.reciprocal_rank_fusion([r.indices for r in upstream], max(k, FUSION_DEPTH))
+        return Ranking(indices, scores, None)
+
+
+@dataclass(frozen=True)
+class Rerank:
+    """Re-scores the top ``RERANK_DEPTH`` of its one input."""
+
+    name: str
+    rerank: Callable[[Index, str, Sequence[int], int], tuple[list[int], list[float]]]
+    inputs: tuple[str, ...]
+    needs: Callable[[Index], bool] = lambda index: True
+    distance: Callable[[float], float] | None = None  # a score as a distance (lower is closer), if it has one
+
+    def available(self, index: Index) -> bool:
+        return self.needs(index)
+
+    def rank(self, index: Index, query: str, upstream: Sequence[Ranking], k: int) -> Ranking:
+        indices, scores = self.rerank(index, query, upstream[0].indices[:RERANK_DEPTH], k)
+        return Ranking(indices, scores, [self.distance(s) for s in scores] if self.distance else None)
+
+
+RETRIEVERS: dict[str, Retriever] = {
+    r.name: r
+    for r in (
+        FirstStage("dense", dense.search),
+        FirstStage("ann", ann.search),
+        FirstStage("bm25", bm25.search),
+        Fusion("hybrid", inputs=("dense", "bm25")),
+        Rerank("late_interaction", late_interaction.rerank, inputs=("hybrid",), distance=lambda score: 1.0 - score),
+        Rerank("cross_encoder", cross_encoder.rerank, inputs=("hybrid",),
+               needs=lambda index: index.cross_encoder is not None),
+    )
+}
+
+
+def available(index: Index, names: Sequence[str] | None = None) -> list[str]:
+    names = list(names or RETRIEVERS)
+    return [name for name in RETRIEVERS if name in names and RETRIEVERS[name].available(index)]
+
+
+def _needed(names: Sequence[str]) -> set[str]:
+    """The retrievers to run for ``names``: they and everything upstream of them."""
+    needed, pending = set(), list(names)
+    while pending:
+        name = pending.pop()
+        if name not in needed:
+            needed.add(name)
+            pending += RETRIEVERS[name].inputs
+    return needed
+
+
+def run_retrievers(queries: Sequence, index: Index, k: int, names: Sequence[str] | None = None) -> list[dict]:
+    """One row per query and retriever: top-k chunk ids, scores, distances (dense), latencies."""
+    names = available(index, names)
+    needed = _needed(names)
+    rows = []
+    for query in queries:
+        rankings: dict[str, Ranking] = {}
+        own: dict[str, float] = {}
+        elapsed: dict[str, float] = {}
+        for name, retriever in RETRIEVERS.items():  # registry order: inputs before their users
+            if name not in needed:
+                continue
+            started = time.perf_counter()
+            rankings[name] = retriever.rank(index, query.text, [rankings[i] for i in retriever.inputs], k)
+            own[name] = (time.perf_counter() - started) * 1000.0
+            elapsed[name] = own[name] + sum(elapsed[i] for i in retriever.inputs)
+        for name in names:
+            indices, scores, distances = rankings[name]
+            rows.append({
+                "query_id": query.query_id,
+                "retriever": name,
+                "chunk_ids": [index.chunk_ids[i] for i in indices[:k]],
+                "scores": [float(s) for s in scores[:k]],
+                "distances": distances[:k] if distances is not None else None,
+                "latency_ms": elapsed[name],
+                "stage_ms": own[name],
+            })
+    return rows

@@ -1,0 +1,67 @@
+"""Stamps: what every index row was built from, so that mixing builds is an error, not a warning.
+
+Vectors from two models, two weight revisions, two corpus snapshots or two pipeline versions are
+not comparable; a half-migrated index answers with confident nonsense. Every Parquet file of
+embeddings and retrieval rows, and every metrics row, carries the stamp; ``stamp_problems`` says
+what disagrees.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from rag_assets.lib.store.schemas import STAMP_FIELDS
+
+PIPELINE_VERSION = "1"  # bump when chunking, embedding or retrieval logic changes what rows mean
+# fields that must agree across every partition of one evaluation (per model: revision, dimension)
+GLOBAL_FIELDS = ("pipeline_version", "extractor_version", "snapshot_id")
+PER_MODEL_FIELDS = ("revision", "dimension", "normalized")
+
+
+def distinct_stamps(stamps: Iterable[Mapping]) -> list[dict]:
+    """The distinct stamps among ``stamps`` (each a mapping of STAMP_FIELDS)."""
+    return [dict(t) for t in {tuple(sorted((k, row[k]) for k in STAMP_FIELDS)) for row in stamps}]
+
+
+def distinct(rows: Iterable[Mapping], field: str) -> list:
+    return sorted({row[field] for row in rows}, key=str)
+
+
+def stamp_problems(
+    rows: list[Mapping], expected_revisions: Mapping[str, str], pipeline_version: str = PIPELINE_VERSION,
+    expected: Mapping[str, object] | None = None,
+) -> list[str]:
+    """Every way the stamps of ``rows`` disagree with each other, the registry or ``expected``.
+
+    ``rows`` are distinct stamps (one per file or partition); ``expected_revisions`` maps each model
+    key to the revision of the weights installed now; ``expected`` pins other fields (the current
+    snapshot id, say).
+    """
+    problems = []
+    for field in GLOBAL_FIELDS:
+        values = distinct(rows, field)
+        if len(values) > 1:
+            problems.append(f"{field} differs between files: {', '.join(map(str, values))}")
+    for model in distinct(rows, "model"):
+        own = [row for row in rows if row["model"] == model]
+        for field in PER_MODEL_FIELDS:
+            values = distinct(own, field)
+            if len(values) > 1:
+                problems.append(f"{model}: {field} differs between files: {', '.join(map(str, values))}")
+        if model not in expected_revisions:
+            problems.append(f"{model}: not in the model registry")
+            continue
+        stale = [row["strategy"] for row in own if row["revision"] != expected_revisions[model]]
+        if stale:
+            problems.append(
+                f"{model}: built with weights {', '.join(distinct([r for r in own if r['strategy'] in stale], 'revision'))}"
+                f" but the installed weights are {expected_revisions[model]} (strategies {', '.join(sorted(stale))}):"
+                f" backfill this model")
+    for row in rows:
+        if row["pipeline_version"] != pipeline_version:
+            problems.append(f"{row['model']} x {row['strategy']}: pipeline version {row['pipeline_version']}, "
+                            f"current is {pipeline_version}")
+        for field, value in (expected or {}).items():
+            if row[field] != value:
+                problems.append(f"{row['model']} x {row['strategy']}: {field} {row[field]}, current is {value}")
+    return problems

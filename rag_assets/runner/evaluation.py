@@ -1,0 +1,197 @@
+"""Materialise the whole graph, partition by partition, into one Dagster instance.
+
+Dagster runs one partition key per run, and the graph has three partitionings (none, strategy,
+model x strategy), so a whole evaluation is a sequence of runs in data-flow order. Every run is
+recorded in the instance under the storage folder (``<home>/dagster``), which the UI reads too.
+
+A model x strategy partition, and the metrics, are not run again when they are up to date
+(``freshness``). The inputs and the chunks are always rebuilt (seconds), so any change to the
+corpus, the evaluation set or the chunking shows through their data versions. ``rebuild=True``
+runs everything.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Callable, Sequence
+
+from dagster import DagsterInstance
+
+from rag_assets.definitions import build_definitions
+from rag_assets.lib.embed.models import registry
+from rag_assets.lib.ingest.chunking import STRATEGIES
+from rag_assets.partitions import (
+    MODEL,
+    STRATEGY,
+    add_model_partitions,
+    model_strategy_key,
+)
+from rag_assets.resources import EmbeddingModels, RagSettings
+from rag_assets.runner.failures import (
+    RunFailed,
+    RunInterrupted,
+    UsageError,
+    debugging,
+    failure_paragraph,
+    interrupted,
+    warnings_of,
+)
+from rag_assets.runner.freshness import (
+    CheckOutcome,
+    EvaluationOutcome,
+    checks_of,
+    current_checks,
+    metadata_of,
+    settings_fingerprint,
+)
+from rag_assets.runner.writers_slot import (
+    release_slots_of_dead_runs,
+    wait_for_writers_slot,
+)
+from rag_assets.settings import current
+from rag_assets.tags import (
+    COMMAND_TAG,
+    DUCKDB_WRITE_POOL,
+    HOST_TAG,
+    MODELS_TAG,
+    PID_TAG,
+    SETTINGS_TAG,
+    STRATEGIES_TAG,
+    TRIGGER_TAG,
+)
+
+# Dagster's console log stays quiet: a failure is told in one paragraph (failures), warnings one line each
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+DEBUG_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+class Runner:
+    """Runs the graph's named jobs into one instance, one partition key per run, each run tagged with
+    the command, models and strategies it serves, ``rag_assets/trigger=cli`` and the settings'
+    fingerprint; with ``rebuild=False``, an up-to-date partition is reported, not run."""
+
+    def __init__(self, settings: RagSettings, instance: DagsterInstance, models: EmbeddingModels | None = None,
+                 progress: Callable[[str], None] = print, tags: dict[str, str] | None = None,
+                 rebuild: bool = True) -> None:
+        self.settings, self.instance, self.progress, self.rebuild = settings, instance, progress, rebuild
+        self.definitions = build_definitions(settings, models)
+        self.fingerprint = settings_fingerprint(settings, models)
+        self.tags = {TRIGGER_TAG: "cli", SETTINGS_TAG: self.fingerprint, PID_TAG: str(os.getpid()),
+                     HOST_TAG: socket.gethostname(), **(tags or {})}
+        self.skipped: list[str] = []
+        for message in release_slots_of_dead_runs(instance):
+            progress(message)
+
+    def writes_duckdb(self, job: str) -> bool:
+        """Whether a step of the job runs in the DuckDB writers' pool."""
+        return DUCKDB_WRITE_POOL in {getattr(node, "pool", None)
+                                     for node in self.definitions.resolve_job_def(job).graph.node_defs}
+
+    def run(self, job: str, partition_key=None, label: str = "", raise_on_error: bool = True):
+        """Run a job for one partition key. A failure raises RunFailed, whose message is one paragraph
+        (the step, the cause, what a failed blocking check found); the assets' own warnings are passed
+        to ``progress``. With the debug setting (RAG_ASSETS_DEBUG), Dagster's log and the original
+        exception instead."""
+        what = f"{job}{' ' + label if label else ''}"
+        if self.writes_duckdb(job):
+            wait_for_writers_slot(self.instance, current().instance.slot_wait, self.progress)
+        self.progress(f"running {what}")
+        debug = debugging()
+        result = self.definitions.resolve_job_def(job).execute_in_process(
+            instance=self.instance, partition_key=partition_key, tags=self.tags,
+            run_config=DEBUG_RUN_CONFIG if debug else QUIET_RUN_CONFIG, raise_on_error=raise_on_error and debug,
+        )
+        if not debug:
+            for message in warnings_of(self.instance, result.run_id):
+                self.progress(f"warning: {message}")
+        if raise_on_error and not result.success:
+            failure = RunInterrupted if interrupted(result) else RunFailed
+            raise failure(failure_paragraph(result, what), result.run_id)
+        return result
+
+    def checks_unless_current(self, job: str, partition_key=None, label: str = "") -> list[CheckOutcome]:
+        """The checks of the job's run for this partition: of a new run, or, when the partition is up
+        to date (and ``rebuild`` is off), of the run that built it."""
+        kept = None if self.rebuild else current_checks(self.definitions, self.instance, self.fingerprint, job,
+                                                        partition_key)
+        if kept is None:
+            return checks_of(self.run(job, partition_key, label))
+        self.progress(f"up to date: {job}{' ' + label if label else ''} (nothing it reads has changed)")
+        self.skipped.append(f"{job}{' ' + label if label else ''}")
+        return kept
+
+    def observe_inputs(self, model_keys: Sequence[str]) -> None:
+        """Register model partitions, then observe the corpus folder and the models' weights."""
+        add_model_partitions(self.instance, model_keys)
+        self.run("observe_inputs", label="(corpus_folder, embedding_model)")
+
+    def model_partitions(self, model: str, strategies: Sequence[str]) -> list[CheckOutcome]:
+        return [outcome for strategy in strategies for outcome in self.checks_unless_current(
+            "model_partition", model_strategy_key(model, strategy), f"[{model} x {strategy}]")]
+
+
+def _tags(command: str, model_keys: Sequence[str], strategies: Sequence[str]) -> dict[str, str]:
+    return {COMMAND_TAG: command, MODELS_TAG: ",".join(model_keys), STRATEGIES_TAG: ",".join(strategies)}
+
+
+def _check(model_keys: Sequence[str], strategies: Sequence[str]) -> None:
+    for name, keys, known in ((MODEL, model_keys, registry()), (STRATEGY, strategies, STRATEGIES)):
+        unknown = [key for key in keys if key not in known]
+        if unknown:
+            raise UsageError(f"unknown {name} {', '.join(unknown)}; registered: {', '.join(known)}")
+        twice = sorted({key for key in keys if list(keys).count(key) > 1})
+        if twice:
+            raise UsageError(f"{name} {', '.join(twice)} named more than once; name each once")
+
+
+def materialize_all(
+    settings: RagSettings,
+    instance: DagsterInstance,
+    models: EmbeddingModels | None = None,
+    model_keys: Sequence[str] | None = None,
+    strategies: Sequence[str] | None = None,
+    progress: Callable[[str], None] = print,
+    rebuild: bool = False,
+) -> EvaluationOutcome:
+    """Run corpus -> metrics for the given models and strategies (default: all registered); model x
+    strategy partitions and the metrics only where they are not up to date, unless ``rebuild``."""
+    model_keys = list(model_keys or registry())
+    strategies = list(strategies or STRATEGIES)
+    _check(model_keys, strategies)
+    runner = Runner(settings, instance, models, progress, _tags("evaluate", model_keys, strategies), rebuild)
+    runner.observe_inputs(model_keys)
+    corpus = runner.run("evaluation_inputs")
+    outcome = EvaluationOutcome(extraction=metadata_of(corpus, "extracted_text"),
+                                eval_set=metadata_of(corpus, "eval_set"), checks=checks_of(corpus))
+    for strategy in strategies:
+        outcome.checks += checks_of(runner.run("chunking", strategy, f"[{strategy}]"))
+    for model in model_keys:
+        outcome.checks += runner.model_partitions(model, strategies)
+        outcome.partitions += [f"{model} x {strategy}" for strategy in strategies]
+    outcome.checks += runner.checks_unless_current("evaluation_metrics")
+    outcome.up_to_date = runner.skipped
+    return outcome
+
+
+def backfill_model(
+    settings: RagSettings,
+    instance: DagsterInstance,
+    model: str,
+    models: EmbeddingModels | None = None,
+    strategies: Sequence[str] | None = None,
+    progress: Callable[[str], None] = print,
+) -> EvaluationOutcome:
+    """Bring one model up to date after its weights changed (or it was just added): observe its
+    weights, rebuild its embeddings and retrieval partitions for every strategy, then the metrics.
+
+    Unchanged chunk texts are not re-embedded if this weights revision has embedded them before.
+    """
+    strategies = list(strategies or STRATEGIES)
+    _check([model], strategies)
+    runner = Runner(settings, instance, models, progress, _tags("backfill", [model], strategies))
+    runner.observe_inputs([model])
+    outcome = EvaluationOutcome(partitions=[f"{model} x {strategy}" for strategy in strategies])
+    outcome.checks += runner.model_partitions(model, strategies)
+    outcome.checks += checks_of(runner.run("evaluation_metrics"))
+    return outcome

@@ -1,0 +1,64 @@
+"""What runs by itself under the daemon: the schedules and the sensors.
+
+- ``input_observation`` (every 15 minutes): hash the corpus folder and every model's weights.
+- ``nightly_evaluation`` (the ``schedule.cron`` setting, 02:00 UTC by default): observe, then append
+  an evaluation run of every partition to the history.
+- ``model_registry`` (every minute): a model partition for each new registry entry.
+- ``rag_assets_automation`` (every 30 s): rebuild what a change made stale (``automation.py``).
+"""
+
+from dagster import (
+    AssetSelection,
+    AutomationConditionSensorDefinition,
+    DefaultScheduleStatus,
+    DefaultSensorStatus,
+    ScheduleDefinition,
+    SensorResult,
+    sensor,
+)
+
+from rag_assets.jobs import nightly_evaluation, observe_inputs
+from rag_assets.lib.embed.models import registry
+from rag_assets.partitions import missing_model_partitions, model_partitions
+from rag_assets.settings import Settings
+from rag_assets.tags import TRIGGER_TAG
+
+input_observation = ScheduleDefinition(
+    name="input_observation",
+    job=observe_inputs,
+    cron_schedule="*/15 * * * *",
+    default_status=DefaultScheduleStatus.RUNNING,
+    description="Hashes the corpus folder and every model's weights: a change marks what was built from them stale.",
+)
+
+
+def nightly_schedule(cron: str, timezone: str) -> ScheduleDefinition:
+    return ScheduleDefinition(
+        name="nightly_evaluation",
+        job=nightly_evaluation,
+        cron_schedule=cron,
+        execution_timezone=timezone,
+        default_status=DefaultScheduleStatus.RUNNING,
+        tags={TRIGGER_TAG: "nightly"},
+        description="Every night: observe the corpus and the models, and append an evaluation run to the history, "
+        "even when nothing changed (a flat line is evidence too).",
+    )
+
+
+@sensor(minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING)
+def model_registry(context) -> SensorResult:
+    """Adds a model partition for every entry of the model registry that has none yet."""
+    new = missing_model_partitions(context.instance, registry())
+    return SensorResult(dynamic_partitions_requests=[model_partitions.build_add_request(new)] if new else [])
+
+
+def automation_sensor(settings: Settings) -> AutomationConditionSensorDefinition:
+    """The automation sensor; ``schedule.automation=stopped`` ($RAG_ASSETS_AUTOMATION) starts the UI with it
+    off (turn it on from the Automation page)."""
+    return AutomationConditionSensorDefinition(
+        "rag_assets_automation", target=AssetSelection.all(),
+        default_status=DefaultSensorStatus.STOPPED if settings.schedule.automation == "stopped"
+        else DefaultSensorStatus.RUNNING,
+        minimum_interval_seconds=30, run_tags={TRIGGER_TAG: "automation"},
+        description="Rebuilds what a corpus or model change made stale, down to the metrics (rag_assets/automation.py).",
+    )

@@ -1,0 +1,359 @@
+"""Every setting of rag_assets, and the one module that reads the environment.
+
+A setting is defined once, here: its type, its default, the environment variable that sets it and
+what it does. The command line takes its defaults from here, the Dagster resource ``RagSettings``
+its field defaults and descriptions (``rag_assets/resources.py``), and no other module of the
+package reads ``os.environ`` (``rag_assets_tests/test_settings.py`` checks it). Settings are read
+when they are needed, never at import time: ``current()`` returns those of the environment as it
+is now (kept while the environment does not change), and a value that does not parse is a
+``SettingsError`` naming the variable, the value and what it must be.
+
+The settings come in groups: what is evaluated (the top level: inputs and ``evaluation``), the
+retrievers' parameters (``bm25``, ``hnsw``), when things run (``schedule``), where the work runs
+(``scale_out``), the Dagster instance (``instance``), where shared data lives (``object_store``)
+and what the catalog shows (``catalog``). ``table()`` lists every variable, for the documentation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS_DIR = PROJECT_ROOT / "data" / "corpus" / "python-3.11-docs" / "html"
+DEFAULT_EVAL_SET = PROJECT_ROOT / "data" / "eval" / "python-3.11-docs.needles.jsonl"
+DEFAULT_OUT_OF_DOMAIN = PROJECT_ROOT / "data" / "eval" / "python-3.11-docs.out_of_domain.jsonl"
+PREFIX = "RAG_ASSETS_"
+DENSE_BLOCK_ROWS = 65_536  # about 1.3 MB of the dense retriever's working memory per query
+
+
+class SettingsError(ValueError):
+    """A setting's value does not parse: the message names the variable, the value and what it must be."""
+
+
+def _env(name: str) -> Any:
+    """A field read from the environment variable ``name`` (exactly, whatever the group's prefix)."""
+    return AliasChoices(name)
+
+
+class _Group(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=PREFIX, extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Evaluation(_Group):
+    """What every evaluation computes, whatever the corpus."""
+
+    top_k: int = Field(25, ge=1, description="Chunks kept per query and retriever.")
+    retrievers: Annotated[list[str], NoDecode] = Field(
+        ["dense", "ann", "bm25", "hybrid", "late_interaction", "cross_encoder"],
+        description="Retrievers to run, comma-separated (see rag_assets/lib/retrieve); unavailable ones are "
+        "skipped and reported.")
+    cross_encoder: str = Field("", description="Folder of a trained sentence-transformers CrossEncoder for the "
+                               "second stage; '' for none.")
+    phrasings: Annotated[list[str], NoDecode] = Field(
+        ["doc", "ticket"], description="Phrasings every needle must carry, each with a non-empty question "
+        "(comma-separated).")
+    max_document_bytes: int = Field(50 * 1024 * 1024, ge=1, description="A document larger than this fails "
+                                    "extraction (status 'failed') instead of being read.")
+
+    @field_validator("retrievers", "phrasings", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+
+
+class BM25(_Group):
+    """Okapi BM25's parameters."""
+
+    model_config = SettingsConfigDict(env_prefix=PREFIX + "BM25_")
+    k1: float = Field(1.2, ge=0, description="BM25's term-frequency saturation k1.")
+    b: float = Field(0.75, ge=0, le=1, description="BM25's length normalisation b.")
+    lowercase: bool = Field(True, description="BM25 lower-cases tokens.")
+    stopwords: Literal["none", "english"] = Field("none", description="BM25 stop words: 'none' or 'english' "
+                                                  "(Lucene's set).")
+    stemmer: str = Field("none", description="BM25 stemming: 'none' or a Snowball language ('english').")
+
+
+class HNSW(_Group):
+    """The ann retriever's HNSW graph (faiss)."""
+
+    model_config = SettingsConfigDict(env_prefix=PREFIX + "HNSW_")
+    m: int = Field(32, ge=2, description="Neighbours per node (faiss M).")
+    ef_construction: int = Field(200, ge=1, description="The candidate list while building.")
+    ef_search: int = Field(128, ge=1, description="The candidate list while searching.")
+
+
+class Schedule(_Group):
+    """What runs by itself under the daemon."""
+
+    cron: str = Field("0 2 * * *", validation_alias=_env(PREFIX + "NIGHTLY_CRON"),
+                      description="When the nightly evaluation runs (cron).")
+    timezone: str = Field("UTC", validation_alias=_env(PREFIX + "NIGHTLY_TIMEZONE"),
+                          description="The timezone of the nightly cron.")
+    automation: Literal["running", "stopped"] = Field(
+        "running", validation_alias=_env(PREFIX + "AUTOMATION"),
+        description="Whether the automation sensor starts running ('stopped': turn it on from the UI's "
+        "Automation page).")
+
+
+class ScaleOut(_Group):
+    """Where, and in how many pieces, the work runs; never what it computes (left out of a run's fingerprint)."""
+
+    ray_address: str = Field("", validation_alias=_env("RAY_ADDRESS"),
+                             description="Embed on this Ray cluster (e.g. 10.0.0.5:6379): Ray Data map_batches "
+                             "with one model-holding actor per worker CPU. '' embeds in process.")
+    dask_scheduler: str = Field("", description="Embed on this Dask cluster instead (e.g. tcp://10.0.0.5:8786). "
+                                "'' embeds in process.")
+    executor: Literal["in_process", "multiprocess", "k8s"] = Field(
+        "in_process", description="How a run executes its steps: in_process (one process per run), multiprocess "
+        "(a process per step) or k8s (a Kubernetes Job per step, the k8s extra).")
+    max_steps: int = Field(0, ge=0, description="At most this many steps of a run at once with the multiprocess "
+                           "or k8s executor (0: no limit).")
+    dense_block_rows: int = Field(DENSE_BLOCK_ROWS, ge=1, description="The dense retriever scores this many chunk vectors "
+                                  "at a time: its working memory per query is about 20 bytes a row, whatever the "
+                                  "collection's size.")
+
+
+class Instance(_Group):
+    """The Dagster instance under the storage folder."""
+
+    postgres_url: str = Field("", validation_alias=_env("DAGSTER_PG_URL"),
+                              description="postgresql+psycopg2://user:password@host:port/database: run, event-log "
+                              "and schedule storage in PostgreSQL (the postgres extra); '' for SQLite in the "
+                              "storage folder.")
+    max_runs: int = Field(4, ge=1, description="Runs the daemon starts at once (the queued run coordinator).")
+    slot_wait: float = Field(900.0, ge=0, description="Seconds a command waits for a live run holding the "
+                             "DuckDB writers' slot.")
+
+
+class ObjectStorage(_Group):
+    """The storage folder's shared data on object storage."""
+
+    url: str = Field("", validation_alias=_env(PREFIX + "OBJECT_STORE"),
+                     description="An fsspec URL (s3://bucket/prefix; the objectstore extra) holding every Parquet "
+                     "partition, the caches and metrics.duckdb; '' keeps them in the storage folder only.")
+    options: Annotated[dict[str, Any], NoDecode] = Field(
+        {}, validation_alias=_env(PREFIX + "OBJECT_STORE_OPTIONS"),
+        description="A JSON object passed to the filesystem, e.g. "
+        '{"client_kwargs": {"endpoint_url": "http://minio:9000"}}.')
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _json_object(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            decoded = json.loads(value.strip() or "{}")
+        except json.JSONDecodeError as error:
+            raise ValueError(f"is not JSON ({error})") from None
+        if not isinstance(decoded, dict):
+            raise ValueError("must be a JSON object")
+        return decoded
+
+
+class Catalog(_Group):
+    """What the Dagster UI shows on every asset."""
+
+    owners: Annotated[list[str], NoDecode] = Field(
+        [], description="Owners: e-mail addresses or team:NAME, comma-separated.")
+    tags: Annotated[dict[str, str], NoDecode] = Field({}, description="Tags, comma-separated key=value.")
+
+    @field_validator("owners", mode="before")
+    @classmethod
+    def _owners(cls, value: Any) -> Any:
+        return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        pairs = [part.strip() for part in value.split(",") if part.strip()]
+        bad = [pair for pair in pairs if "=" not in pair]
+        if bad:
+            raise ValueError(f"every tag is key=value; {', '.join(bad)} is not")
+        return dict(pair.split("=", 1) for pair in pairs)
+
+
+class _TopLevelEnvironment(EnvSettingsSource):
+    """The environment for the top-level settings only: a group reads its own variables, so
+    ``RAG_ASSETS_OBJECT_STORE`` (the setting object_store.url) is never taken for the group itself."""
+
+    def get_field_value(self, field, field_name: str):
+        if isinstance(field.annotation, type) and issubclass(field.annotation, _Group):
+            return None, field_name, False
+        return super().get_field_value(field, field_name)
+
+
+class Settings(_Group):
+    """Every setting: the inputs and the storage folder at the top, the rest in groups."""
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings: PydanticBaseSettingsSource, **_others
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, _TopLevelEnvironment(settings_cls)
+
+    home: Path = Field(PROJECT_ROOT / "storage", description="Storage folder for every output (default: storage/ "
+                       "in the project).")
+    corpus: str = Field(str(DEFAULT_CORPUS_DIR), description="Folder of documents to evaluate on; every file under "
+                        "it is a document.")
+    eval_set: str = Field(str(DEFAULT_EVAL_SET), description="JSON Lines file of needle questions for this corpus, "
+                          "or a BEIR folder (queries and qrels).")
+    out_of_domain: str = Field(str(DEFAULT_OUT_OF_DOMAIN), description="JSON Lines file of queries the corpus "
+                               "cannot answer ('' for none: no refusal calibration).")
+    beir_split: str = Field("test", description="The qrels split to evaluate when the evaluation set is a BEIR "
+                            "folder.")
+    models_file: str = Field("", description="A JSON file of model registry entries added to the built-in models "
+                             "(a local copy of a model's weights has 'folder').")
+    debug: bool = Field(False, description="On failure, Dagster's log and the Python traceback instead of one "
+                        "paragraph.")
+    evaluation: Evaluation = Field(default_factory=Evaluation)
+    bm25: BM25 = Field(default_factory=BM25)
+    hnsw: HNSW = Field(default_factory=HNSW)
+    schedule: Schedule = Field(default_factory=Schedule)
+    scale_out: ScaleOut = Field(default_factory=ScaleOut)
+    instance: Instance = Field(default_factory=Instance)
+    object_store: ObjectStorage = Field(default_factory=ObjectStorage)
+    catalog: Catalog = Field(default_factory=Catalog)
+
+    @field_validator("home", mode="after")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
+    @field_validator("debug", mode="before")
+    @classmethod
+    def _flag(cls, value: Any) -> Any:
+        return value.strip().lower() not in ("", "0", "false", "no", "off") if isinstance(value, str) else value
+
+
+GROUPS: dict[str, type[_Group]] = {
+    name: field.annotation for name, field in Settings.model_fields.items()
+    if isinstance(field.annotation, type) and issubclass(field.annotation, _Group)
+}
+# variables read outside the RAG_ASSETS_ prefix
+_OTHER_VARIABLES = ("RAY_ADDRESS", "DAGSTER_PG_URL")
+
+
+def variable(group: type[_Group], field: str) -> str:
+    """The environment variable that sets ``field`` of ``group``."""
+    alias = group.model_fields[field].validation_alias
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    return f"{group.model_config.get('env_prefix', '')}{field}".upper()
+
+
+def _validated(group: type[_Group], **values) -> _Group:
+    try:
+        return group(**values)
+    except ValidationError as error:
+        problems = []
+        for problem in error.errors():
+            field = str(problem["loc"][0]) if problem["loc"] else ""
+            name = variable(group, field) if field in group.model_fields else field
+            raw = os.environ.get(name, problem.get("input"))
+            problems.append(f"{name}={raw!r}: {problem['msg'].removeprefix('Value error, ')}")
+        raise SettingsError("; ".join(problems)) from None
+
+
+def load() -> Settings:
+    """The settings of the environment now, every group validated (SettingsError names what is wrong)."""
+    return _validated(Settings, **{name: _validated(group) for name, group in GROUPS.items()})
+
+
+_loaded: dict[tuple, Settings] = {}
+
+
+def _environment_key() -> tuple:
+    return tuple(sorted((name, value) for name, value in os.environ.items()
+                        if name.upper().startswith(PREFIX) or name.upper() in _OTHER_VARIABLES))
+
+
+def current() -> Settings:
+    """``load()``, kept while the variables it reads are unchanged."""
+    key = _environment_key()
+    if key not in _loaded:
+        _loaded.clear()
+        _loaded[key] = load()
+    return _loaded[key]
+
+
+def value(path: str) -> Any:
+    """The current value of a setting by its dotted path (``bm25.k1``), as a plain value (paths as text)."""
+    found: Any = current()
+    for part in path.split("."):
+        found = getattr(found, part)
+    return str(found) if isinstance(found, Path) else found.model_dump() if isinstance(found, BaseSettings) else found
+
+
+def description(path: str) -> str:
+    """A setting's description, with the variable that sets it."""
+    group, field = _field(path)
+    return f"{group.model_fields[field].description} (${variable(group, field)})"
+
+
+def _field(path: str) -> tuple[type[_Group], str]:
+    *groups, field = path.split(".")
+    owner: type[_Group] = Settings
+    for name in groups:
+        owner = GROUPS[name] if owner is Settings else owner
+    return owner, field
+
+
+def table() -> list[tuple[str, str, str, str]]:
+    """(variable, setting, default, description) of every setting, for the documentation."""
+    rows = []
+    for name, field in Settings.model_fields.items():
+        if name in GROUPS:
+            group = GROUPS[name]
+            rows += [(variable(group, inner), f"{name}.{inner}", _default(group, inner),
+                      group.model_fields[inner].description or "") for inner in group.model_fields]
+        else:
+            rows.append((variable(Settings, name), name, _default(Settings, name), field.description or ""))
+    return rows
+
+
+def _default(group: type[_Group], field: str) -> str:
+    default = group.model_fields[field].get_default(call_default_factory=True)
+    if isinstance(default, Path):
+        return str(default.relative_to(PROJECT_ROOT)) if default.is_relative_to(PROJECT_ROOT) else str(default)
+    if isinstance(default, str) and default.startswith(str(PROJECT_ROOT)):
+        return str(Path(default).relative_to(PROJECT_ROOT))
+    if isinstance(default, list):
+        return ",".join(default)
+    return repr(default) if isinstance(default, str) else str(default)
+
+
+def defaults(group: type[_Group]) -> _Group:
+    """A group with every field at its default, the environment unread (what the library's own defaults are)."""
+    return group.model_construct()
+
+
+# --- the process environment, written ------------------------------------------------------------
+
+
+def use_dagster_home(folder: Path) -> None:
+    """Point Dagster at an instance folder (``DAGSTER_HOME``) for this process and its children."""
+    os.environ["DAGSTER_HOME"] = str(folder)
+
+
+def keep_models_offline() -> None:
+    """No model hub is reachable: Hugging Face libraries load from local files only."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def set_debug() -> None:
+    """``--debug``: this process and the runs it starts report failures in full."""
+    os.environ[PREFIX + "DEBUG"] = "1"
+
+
+def inherited(names) -> dict[str, str]:
+    """Those of these variables this process was started with, and their values (not settings of
+    rag_assets: what a cluster worker inherited, such as the allocator's)."""
+    return {name: os.environ[name] for name in names if name in os.environ}

@@ -1,0 +1,134 @@
+import numpy as np
+
+from rag_assets.lib.embed import cache as embedding_cache
+from rag_assets.lib.embed.cache import EmbeddingCache, embed_with_cache, text_hash
+
+
+class CountingEmbedder:
+    def __init__(self):
+        self.seen = []
+
+    def __call__(self, texts):
+        self.seen += list(texts)
+        return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+
+def test_nothing_is_embedded_twice_and_a_changed_text_is_embedded_alone(tmp_path):
+    cache = EmbeddingCache(tmp_path / "rev1", dimension=2)
+    embed = CountingEmbedder()
+    texts = ["alpha", "beta", "alpha", "gamma"]  # "alpha" twice: embedded once
+    vectors, embedded, reused = embed_with_cache(texts, embed, cache, batch_size=2)
+    assert embed.seen == ["alpha", "beta", "gamma"] and (embedded, reused) == (3, 1)
+    np.testing.assert_array_equal(vectors[:, 0], [5, 4, 5, 5])
+    # the same texts again: nothing embedded
+    again, embedded, reused = embed_with_cache(texts, embed, cache)
+    assert (embedded, reused) == (0, 4) and len(embed.seen) == 3
+    np.testing.assert_array_equal(again, vectors)
+    # one text changed: only it is embedded
+    _, embedded, reused = embed_with_cache(["alpha", "beta", "delta!", "gamma"], embed, cache)
+    assert (embedded, reused) == (1, 3) and embed.seen[-1] == "delta!"
+    # another revision's cache knows nothing
+    _, embedded, _ = embed_with_cache(["alpha"], embed, EmbeddingCache(tmp_path / "rev2", dimension=2))
+    assert embedded == 1
+
+
+def test_shards_are_compacted_and_keep_every_vector(tmp_path, monkeypatch):
+    monkeypatch.setattr(embedding_cache, "COMPACT_AFTER", 3)
+    cache = EmbeddingCache(tmp_path / "c", dimension=2)
+    for i in range(5):
+        cache.add([text_hash(str(i))], np.array([[i, 0]], dtype=np.float32))
+    assert len(list((tmp_path / "c").glob("*.parquet"))) <= 3
+    found = cache.lookup([text_hash(str(i)) for i in range(5)])
+    assert sorted(float(v[0]) for v in found.values()) == [0, 1, 2, 3, 4]
+    assert not list((tmp_path / "c").glob(".*.tmp"))
+
+
+def test_a_damaged_shard_is_discarded_with_a_warning_and_its_texts_embedded_again(tmp_path, caplog):
+    cache = EmbeddingCache(tmp_path / "rev1", dimension=2)
+    embed = CountingEmbedder()
+    embed_with_cache(["alpha"], embed, cache)
+    embed_with_cache(["beta"], embed, cache)
+    damaged = sorted((tmp_path / "rev1").glob("*.parquet"), key=lambda p: p.stat().st_mtime)[-1]
+    damaged.write_bytes(damaged.read_bytes()[:40])  # truncated, as a full disk or a kill leaves a file
+    vectors, embedded, reused = embed_with_cache(["alpha", "beta"], embed, cache)
+    assert (embedded, reused) == (1, 1) and embed.seen[-1] == "beta"  # recomputed, not a failed run
+    np.testing.assert_array_equal(vectors[:, 0], [5, 4])
+    assert not damaged.exists()
+    assert any("discarded a damaged cache shard" in r.message and str(damaged) in r.message for r in caplog.records)
+
+
+def test_shards_from_a_cluster_are_cached_in_any_order_and_a_lost_shard_is_an_error(tmp_path):
+    import pytest
+
+    embed = CountingEmbedder()
+    texts = [f"text {i}" * (i % 5 + 1) for i in range(50)] + ["text 0"]
+
+    def last_shard_first(pending):
+        shards = [(np.arange(start, min(start + 8, len(pending))), embed(pending[start:start + 8]))
+                  for start in range(0, len(pending), 8)]
+        yield from reversed(shards)
+
+    streamed, embedded, reused = embed_with_cache(texts, None, EmbeddingCache(tmp_path / "a", 2),
+                                                  embed_shards=last_shard_first)
+    in_order, _, _ = embed_with_cache(texts, CountingEmbedder(), EmbeddingCache(tmp_path / "b", 2))
+    assert (embedded, reused) == (50, 1)
+    np.testing.assert_array_equal(streamed, in_order)
+
+    def loses_a_shard(pending):  # the last shard, of 2 texts, never arrives
+        yield from list(last_shard_first(pending))[1:]
+
+    with pytest.raises(RuntimeError, match="2 of 50 texts came back without a vector"):
+        embed_with_cache(texts, None, EmbeddingCache(tmp_path / "c", 2), embed_shards=loses_a_shard)
+
+
+def test_compaction_by_tier_rewrites_each_vector_about_log_n_times(tmp_path, monkeypatch):
+    """One merge of every shard after each few writes rewrote the whole cache each time (quadratic:
+    at a million texts in shards of 64, about 700 GB rewritten); by tier, each vector is rewritten
+    once per tier."""
+    monkeypatch.setattr(embedding_cache, "COMPACT_AFTER", 3)
+    written = []
+    original = embedding_cache.ShardFolder._write
+
+    def counting(self, tables, tier):
+        tables = list(tables)
+        written.append(sum(table.num_rows for table in tables))
+        return original(self, tables, tier)
+
+    monkeypatch.setattr(embedding_cache.ShardFolder, "_write", counting)
+    cache = EmbeddingCache(tmp_path / "c", dimension=2)
+    writes = 256
+    for i in range(writes):
+        cache.add([text_hash(str(i))], np.array([[i, 0]], dtype=np.float32))
+    shards = sorted((tmp_path / "c").glob("*.parquet"))
+    tiers = [embedding_cache.tier_of(shard) for shard in shards]
+    assert tiers == [4], tiers  # 4^4 = 256 writes: merged by fours, four times, into one shard
+    assert sum(written) <= writes * (max(tiers) + 1), sum(written)  # a write, then once per tier
+    found = cache.lookup([text_hash(str(i)) for i in range(writes)])
+    assert sorted(float(v[0]) for v in found.values()) == list(range(writes))
+
+
+def test_shards_named_before_tiers_are_read_and_merged_as_tier_zero(tmp_path, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(embedding_cache, "COMPACT_AFTER", 3)
+    folder = tmp_path / "c"
+    folder.mkdir()
+    pq.write_table(pa.table({"text_sha256": [text_hash("old")], "vector": pa.FixedSizeListArray.from_arrays(
+        pa.array([7.0, 0.0], pa.float32()), 2)}), folder / "0123abcd.parquet")  # an earlier version's name
+    cache = EmbeddingCache(folder, dimension=2)
+    assert embedding_cache.tier_of(folder / "0123abcd.parquet") == 0
+    for i in range(3):
+        cache.add([text_hash(str(i))], np.array([[i, 0]], dtype=np.float32))
+    assert [embedding_cache.tier_of(shard) for shard in folder.glob("*.parquet")] == [1]
+    assert float(cache.lookup([text_hash("old")])[text_hash("old")][0]) == 7.0
+
+
+def test_vectors_are_written_into_the_given_array_and_nowhere_else(tmp_path):
+    texts = ["alpha", "beta", "alpha", "gamma"]
+    cache = EmbeddingCache(tmp_path / "rev1", dimension=2)
+    embed_with_cache(texts[:2], CountingEmbedder(), cache)  # alpha and beta cached
+    out = np.lib.format.open_memmap(tmp_path / "out.npy", mode="w+", dtype=np.float32, shape=(4, 2))
+    returned, embedded, reused = embed_with_cache(texts, CountingEmbedder(), cache, out=out)
+    assert returned is out and (embedded, reused) == (1, 3)
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy")[:, 0], [5, 4, 5, 5])

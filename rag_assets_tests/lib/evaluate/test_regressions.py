@@ -1,0 +1,62 @@
+import duckdb
+import pyarrow as pa
+
+from rag_assets.lib.evaluate.measures import write_results
+from rag_assets.lib.evaluate.regressions import latest_regressions
+
+SCHEMA = pa.schema([("query_id", pa.string()), ("query_kind", pa.string()), ("hit_rank", pa.int64()),
+                    ("relevant_ranks", pa.list_(pa.int64())), ("relevant_total", pa.int64()), ("phrasing", pa.string()),
+                    ("retriever", pa.string()), ("model", pa.string()), ("revision", pa.string()),
+                    ("strategy", pa.string()), ("latency_ms", pa.float64())])
+
+
+def _run(ranks: list[int | None], revision: str = "r1", retriever: str = "dense") -> pa.Table:
+    return pa.Table.from_pylist([
+        {"query_id": f"q{i}", "query_kind": "needle", "hit_rank": rank, "relevant_ranks": [rank] if rank else [],
+         "relevant_total": 1, "phrasing": "doc", "retriever": retriever, "model": "m", "revision": revision,
+         "strategy": "s", "latency_ms": 1.0} for i, rank in enumerate(ranks)], schema=SCHEMA)
+
+
+def test_equal_runs_pass_and_the_first_run_has_nothing_to_compare():
+    connection = duckdb.connect()
+    write_results(connection, _run([1, 2, None] * 10), {"eval_hash": "h"})
+    first = latest_regressions(connection)
+    assert first.older_run is None and not first.drops and "nothing to compare" in first.summary()
+    write_results(connection, _run([1, 2, None] * 10), {"eval_hash": "h"})
+    report = latest_regressions(connection)
+    assert report.configurations == 1 and report.drops == []
+    assert "no significant drop in 1 configurations" in report.summary()
+
+
+def test_a_significant_drop_fails_naming_configuration_measure_and_lost_queries():
+    # 12 of 30 queries lose their rank-1 hit (misses now): +0/-12 at success@1, p = 2 * 0.5^12 = 0.00049
+    connection = duckdb.connect()
+    write_results(connection, _run([1] * 30), {"eval_hash": "h"})
+    write_results(connection, _run([None] * 12 + [1] * 18, revision="r2"), {"eval_hash": "h"})
+    report = latest_regressions(connection)
+    drops = {drop.measure: drop for drop in report.drops}
+    assert set(drops) == {"success_at_1", "success_at_4", "success_at_8", "success_at_20", "mrr"}
+    drop = drops["success_at_1"]
+    assert (drop.model, drop.strategy, drop.retriever) == ("m", "s", "dense")
+    assert (drop.wins, drop.losses) == (0, 12) and abs(drop.p_value - 2 * 0.5 ** 12) < 1e-12
+    assert drop.queries_lost == tuple(sorted(f"q{i}" for i in range(12)))
+    assert (drop.older, drop.newer) == (1.0, 0.6)
+    assert "m x s x dense: success_at_1 fell from 1.000 to 0.600 (+0/-12, p = 0.00049); lost: q0, q1" in report.summary()
+
+
+def test_a_small_drop_is_not_an_alarm_and_a_gain_never_is():
+    connection = duckdb.connect()
+    write_results(connection, _run([1] * 30), {"eval_hash": "h"})
+    write_results(connection, _run([None] * 2 + [1] * 28), {"eval_hash": "h"})  # +0/-2: p = 0.5
+    assert latest_regressions(connection).drops == []
+    write_results(connection, _run([1] * 30), {"eval_hash": "h"})  # back up: a gain
+    assert latest_regressions(connection).drops == []
+
+
+def test_a_changed_evaluation_set_warns_instead_of_comparing():
+    connection = duckdb.connect()
+    write_results(connection, _run([1] * 30), {"eval_hash": "h1"})
+    write_results(connection, _run([None] * 30), {"eval_hash": "h2"})
+    report = latest_regressions(connection)
+    assert report.evaluation_set_changed and report.drops == [] and report.configurations == 0
+    assert "the evaluation set changed" in report.summary()

@@ -1,0 +1,14 @@
+from rag_assets.lib.store import paths
+from rag_assets.settings import PROJECT_ROOT
+
+
+def test_home_comes_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("RAG_ASSETS_HOME", str(tmp_path / "elsewhere"))
+    assert paths.storage_home() == tmp_path / "elsewhere"
+
+
+def test_default_home_is_the_git_ignored_storage_folder(monkeypatch):
+    monkeypatch.delenv("RAG_ASSETS_HOME")
+    assert paths.storage_home() == PROJECT_ROOT / "storage"
+    ignored = (PROJECT_ROOT / ".gitignore").read_text().split()
+    assert "storage/" in ignored
