@@ -18,7 +18,7 @@ from rag_assets.assets.embeddings import (
     embeddings,
     vectors_are_unit_length,
 )
-from rag_assets.assets.evaluation import EVAL_SET_CHECKS, eval_set
+from rag_assets.assets.eval_set import EVAL_SET_CHECKS, eval_set
 from rag_assets.assets.extraction import every_document_extracted, extracted_text
 from rag_assets.assets.metrics import (
     metrics_stamps_agree,

@@ -9,7 +9,7 @@ from dagster import define_asset_job
 from rag_assets.assets.chunks import chunk_quality, chunks
 from rag_assets.assets.corpus import corpus_folder, corpus_snapshot
 from rag_assets.assets.embeddings import embedding_model, embeddings
-from rag_assets.assets.evaluation import eval_set
+from rag_assets.assets.eval_set import eval_set
 from rag_assets.assets.extraction import extracted_text
 from rag_assets.assets.metrics import retrieval_metrics
 from rag_assets.assets.retrieval import refusal_calibration, retrieval_runs

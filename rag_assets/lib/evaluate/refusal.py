@@ -25,7 +25,7 @@ Conventions:
 - ``separable``: on the distance scale alone (ignoring the k limit), some cut keeps every returned
   in-domain needle chunk and refuses every out-of-domain query, i.e. the worst in-domain needle
   distance is below the best out-of-domain distance; vacuously true when either side is empty.
-- Shares carry Wilson 95 % intervals (``metrics.wilson_interval``); a share of no queries is 0
+- Shares carry Wilson 95 % intervals (``evaluate.intervals.wilson_interval``); a share of no queries is 0
   with the interval [0, 1].
 
 The rule that suggests a cut (``RULE``): a query is *answerable* when the ungated top k holds its

@@ -4,7 +4,7 @@ What a production vector index does, measured beside the exact search it approxi
 graph is built from the stored chunk vectors with ``HNSWConfig`` (the settings ``hnsw.m``,
 ``hnsw.ef_construction``, ``hnsw.ef_search``), single-threaded so the same vectors always give the same
 graph and the same rankings. The reported distance is ``1 - cos``, as for ``dense``, so a refusal cut
-calibrates the same way. ``ann_recall`` (metrics) is the share of the exact top k it returns.
+calibrates the same way. ``ann_recall`` (``evaluate.measures``) is the share of the exact top k it returns.
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ def partition_path(home: Path, asset: str, dimensions: list[tuple[str, str]] | N
 
 
 def partition_files(home: Path, asset: str) -> list[Path]:
-    """Every materialised partition file of an asset, in path order (Hive layout, see resources). With
+    """Every materialised partition file of an asset, in path order (Hive layout, see ``rag_assets.resources.ParquetIOManager``). With
     an object store, the partitions it holds, each brought up to date here first."""
     store = object_store(home)
     if store is None:

@@ -1,0 +1,81 @@
+"""How long the README's two commands take on a fresh clone of this machine class, installs included:
+written to docs/figures/setup.json, from which the README's and the docs' times are taken.
+
+    .venv/bin/python bench/setup_times.py [--only demo|test]
+
+Clones the committed HEAD into a temporary folder (commit first: uncommitted changes are not
+measured), then runs `make demo` and `make test` there one after the other, each from nothing: its
+own .venv, its own storage folder, the environment without any RAG_ASSETS_ variable. What is
+shared with the machine is what CI shares with it too: pip's download cache and the Debian packages
+already installed. Prints each command's wall time and exit status; a command that fails is
+recorded as failed, with the end of its output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[1]
+OUT = PROJECT / "docs" / "figures" / "setup.json"
+
+
+def _cpu() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def _timed(command: list[str], folder: Path, log: Path) -> dict:
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith(("RAG_ASSETS_", "DAGSTER_", "VIRTUAL_ENV"))}
+    started = time.monotonic()
+    with log.open("w") as output:
+        result = subprocess.run(command, cwd=folder, env=env, stdout=output, stderr=subprocess.STDOUT)
+    seconds = time.monotonic() - started
+    text = log.read_text(errors="replace")
+    passed = re.findall(r"(\d+) passed", text)
+    return {"command": " ".join(command), "seconds": round(seconds), "minutes": round(seconds / 60, 1),
+            "exit": result.returncode, "tests_passed": int(passed[-1]) if passed else None,
+            **({"tail": text[-2000:]} if result.returncode else {})}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=("demo", "test"))
+    args = parser.parse_args(argv)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    figures = json.loads(OUT.read_text()) if OUT.exists() else {}
+    with tempfile.TemporaryDirectory(prefix="rag-assets-clone-") as scratch:
+        clone = Path(scratch) / "rag_assets"
+        subprocess.run(["git", "clone", "--quiet", str(PROJECT), str(clone)], check=True)
+        for target in ("demo", "test"):
+            if args.only and target != args.only:
+                continue
+            print(f"make {target} on a fresh clone of {commit} ...", flush=True)
+            figures[f"make_{target}"] = _timed(["make", target], clone, Path(scratch) / f"{target}.log")
+            print(f"make {target}: {figures[f'make_{target}']['seconds']} s, exit {figures[f'make_{target}']['exit']}",
+                  flush=True)
+    figures |= {"measured": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": commit,
+                "machine": f"{platform.machine()}, {_cpu()}, {len(os.sched_getaffinity(0))} cores, "
+                           f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB",
+                "command": "python bench/setup_times.py"}
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {OUT.relative_to(PROJECT)}")
+    return 0 if all(figures.get(f"make_{t}", {}).get("exit", 0) == 0 for t in ("demo", "test")) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,58 @@
+"""The documentation site builds strictly, its figures come from the files the benchmarks write, and the
+README's times are those the setup benchmark measured."""
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import rag_assets
+
+PROJECT = Path(rag_assets.__file__).resolve().parents[1]
+SETUP = json.loads((PROJECT / "docs" / "figures" / "setup.json").read_text())
+
+
+def _hooks():
+    spec = importlib.util.spec_from_file_location("docs_hooks", PROJECT / "docs" / "hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_site_builds_strictly_with_every_figure_found(tmp_path):
+    mkdocs = Path(sys.executable).with_name("mkdocs")
+    result = subprocess.run([str(mkdocs), "build", "--strict", "--site-dir", str(tmp_path / "site")], cwd=PROJECT,
+                            capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    settings_page = (tmp_path / "site" / "settings" / "index.html").read_text()
+    assert "RAG_ASSETS_HNSW_M" in settings_page and "{{" not in settings_page
+    built = "".join(page.read_text() for page in (tmp_path / "site").rglob("*.html"))
+    assert "{{ figure" not in built
+
+
+def test_a_placeholder_that_names_nothing_fails_naming_the_page():
+    hooks = _hooks()
+    assert hooks.render("took {{ figure setup.make_demo.minutes }} min") == \
+        f"took {SETUP['make_demo']['minutes']} min"
+    with pytest.raises(ValueError, match=r"page.md: \{\{ figure setup.nothing \}\}: setup.nothing: no 'nothing'"):
+        hooks.render("{{ figure setup.nothing }}", "page.md")
+
+
+def test_the_readme_states_the_measured_times():
+    readme = (PROJECT / "README.md").read_text()
+    found = re.search(r"`make demo` took ([\d.]+) minutes and `make test` ([\d.]+) minutes \((\d+) tests\), "
+                      r"measured on\s+(\S+) by `bench/setup_times.py`", readme)
+    assert found, "the README's sentence with the two commands' times is gone"
+    assert (float(found[1]), float(found[2]), int(found[3]), found[4]) == (
+        SETUP["make_demo"]["minutes"], SETUP["make_test"]["minutes"], SETUP["make_test"]["tests_passed"],
+        SETUP["measured"])
+    assert SETUP["make_demo"]["exit"] == 0 and SETUP["make_test"]["exit"] == 0
+
+
+def test_the_readme_stays_short():
+    assert len((PROJECT / "README.md").read_text().splitlines()) <= 200
