@@ -50,6 +50,17 @@ def _timed(command: list[str], folder: Path, log: Path) -> dict:
             **({"tail": text[-2000:]} if result.returncode else {})}
 
 
+def summary(figures: dict) -> str:
+    """The sentence the documentation shows (docs/hooks.py: ``{{ figure setup.summary }}``)."""
+    demo, test = figures.get("make_demo", {}), figures.get("make_test", {})
+    failed = [f"`make {name}` exited {result['exit']}" for name, result in (("demo", demo), ("test", test))
+              if result.get("exit")]
+    return (f"From a fresh clone on this machine class ({figures['machine']}), installs included, `make demo` took "
+            f"{demo.get('minutes')} minutes and `make test` {test.get('minutes')} minutes ({test.get('tests_passed')} "
+            f"tests), measured on {figures['measured']} at commit `{figures['commit']}` by `bench/setup_times.py`"
+            + (f"; {', '.join(failed)}" if failed else "") + ".")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=("demo", "test"))
@@ -71,6 +82,7 @@ def main(argv: list[str]) -> int:
                 "machine": f"{platform.machine()}, {_cpu()}, {len(os.sched_getaffinity(0))} cores, "
                            f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB",
                 "command": "python bench/setup_times.py"}
+    figures["summary"] = summary(figures)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {OUT.relative_to(PROJECT)}")
