@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
+import threading
 
 from rag_assets import __version__
 from rag_assets.cli.exit_codes import (
@@ -118,13 +120,35 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     return parser
 
 
-def _stop_on_sigterm() -> None:
-    """SIGTERM stops a command as Ctrl-C does: the run in progress ends failed, its slot is released."""
+def honour_interrupts() -> None:
+    """Ctrl-C and SIGTERM stop a command, and no interrupt is lost.
+
+    SIGTERM stops a command as Ctrl-C does: the run in progress ends failed, its slot is released (a
+    second SIGTERM ends the process at once). An interrupt that Python raises while it runs a finalizer
+    or a weakref callback (SQLAlchemy's, inside Dagster's storage) is only printed there, "Exception
+    ignored in ...", and the run would go on to record its results; it is delivered again instead, a
+    moment later (from a timer thread, once the finalizer has returned), so it lands in the code that was
+    running."""
     def interrupt(signum, frame):
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
         raise KeyboardInterrupt(f"signal {signum}")
 
+    def deliver_again(unraisable) -> None:
+        if is_interrupt(unraisable.exc_value):
+            again = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+            again.daemon = True
+            again.start()
+            return
+        print_unraisable(unraisable)
+
+    print_unraisable = sys.unraisablehook
     signal.signal(signal.SIGTERM, interrupt)
+    sys.unraisablehook = deliver_again
+
+
+def is_interrupt(error: BaseException | None) -> bool:
+    """Ctrl-C or SIGTERM, as Python raises it or as Dagster raises it inside a step."""
+    return isinstance(error, KeyboardInterrupt) or type(error).__name__ == "DagsterExecutionInterruptedError"
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
@@ -147,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     if args.debug:
         set_debug()
-    _stop_on_sigterm()
+    honour_interrupts()
     from rag_assets.runner.failures import (
         DEBUG_ENV_VAR,
         RunFailed,

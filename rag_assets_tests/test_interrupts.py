@@ -1,0 +1,47 @@
+"""No interrupt is lost: one that Python raises inside a finalizer (where it is only printed, "Exception
+ignored in ...") is delivered again, so the command stops instead of going on to record its results."""
+
+import subprocess
+import sys
+
+import pytest
+
+PROGRAM = """
+import gc, signal, sys, time
+{install}
+
+class Finalized:
+    def __del__(self):  # where a signal lands when the garbage collector runs a callback
+        signal.raise_signal(signal.SIGINT)
+        for _ in range(1000):  # the handler runs here, inside the finalizer
+            pass
+
+try:
+    Finalized()
+    gc.collect()
+    time.sleep(2)  # the run going on
+    print("went on and recorded its results")
+except KeyboardInterrupt:
+    print("stopped")
+"""
+
+
+@pytest.mark.parametrize("install, said", [
+    ("from rag_assets.cli import honour_interrupts; honour_interrupts()", "stopped"),
+    ("", "went on and recorded its results"),  # without it, the interrupt is lost: the case it fixes
+])
+def test_an_interrupt_raised_in_a_finalizer_is_delivered_again(install, said):
+    result = subprocess.run([sys.executable, "-c", PROGRAM.format(install=install)], capture_output=True, text=True,
+                            timeout=60)
+    assert result.stdout.strip() == said, result.stderr
+    if install:
+        assert "Exception ignored" not in result.stderr  # nothing printed: it was delivered, not lost
+
+
+def test_dagsters_interrupt_counts_as_one():
+    from dagster import DagsterExecutionInterruptedError
+
+    from rag_assets.cli import is_interrupt
+
+    assert is_interrupt(DagsterExecutionInterruptedError()) and is_interrupt(KeyboardInterrupt())
+    assert not is_interrupt(ValueError("no")) and not is_interrupt(None)
