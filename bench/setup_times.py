@@ -1,14 +1,16 @@
 """How long the README's two commands take on a fresh clone of this machine class, installs included:
 written to docs/figures/setup.json, from which the README's and the docs' times are taken.
 
-    .venv/bin/python bench/setup_times.py [--only demo|test]
+    .venv/bin/python bench/setup_times.py [--only demo|test] [--cold]
 
 Clones the committed HEAD into a temporary folder (commit first: uncommitted changes are not
 measured), then runs `make demo` and `make test` there one after the other, each from nothing: its
-own .venv, its own storage folder, the environment without any RAG_ASSETS_ variable. What is
-shared with the machine is what CI shares with it too: pip's download cache and the Debian packages
-already installed. Prints each command's wall time and exit status; a command that fails is
-recorded as failed, with the end of its output.
+own .venv, its own storage folder, the environment without any RAG_ASSETS_ variable. By default
+pip's download cache is the machine's (warm, as for CI here); with --cold it is an empty folder, so
+every package is downloaded as on a new machine. The Debian packages already installed are shared
+either way. Prints each command's wall time and exit status; a command that fails is recorded as
+failed, with the end of its output. Warm and cold are recorded apart (``make_demo`` and
+``make_demo_cold``).
 """
 
 from __future__ import annotations
@@ -36,9 +38,11 @@ def _cpu() -> str:
     return platform.processor() or "unknown"
 
 
-def _timed(command: list[str], folder: Path, log: Path) -> dict:
+def _timed(command: list[str], folder: Path, log: Path, pip_cache: Path | None) -> dict:
     env = {name: value for name, value in os.environ.items()
            if not name.startswith(("RAG_ASSETS_", "DAGSTER_", "VIRTUAL_ENV"))}
+    if pip_cache is not None:
+        env["PIP_CACHE_DIR"] = str(pip_cache)
     started = time.monotonic()
     with log.open("w") as output:
         result = subprocess.run(command, cwd=folder, env=env, stdout=output, stderr=subprocess.STDOUT)
@@ -52,18 +56,27 @@ def _timed(command: list[str], folder: Path, log: Path) -> dict:
 
 def summary(figures: dict) -> str:
     """The sentence the documentation shows (docs/hooks.py: ``{{ figure setup.summary }}``)."""
-    demo, test = figures.get("make_demo", {}), figures.get("make_test", {})
-    failed = [f"`make {name}` exited {result['exit']}" for name, result in (("demo", demo), ("test", test))
-              if result.get("exit")]
-    return (f"From a fresh clone on this machine class ({figures['machine']}), installs included, `make demo` took "
-            f"{demo.get('minutes')} minutes and `make test` {test.get('minutes')} minutes ({test.get('tests_passed')} "
-            f"tests), measured on {figures['measured']} at commit `{figures['commit']}` by `bench/setup_times.py`"
-            + (f"; {', '.join(failed)}" if failed else "") + ".")
+    def times(suffix: str) -> str | None:
+        demo, test = figures.get(f"make_demo{suffix}"), figures.get(f"make_test{suffix}")
+        if not demo or not test:
+            return None
+        failed = "".join(f" (`make {name}` exited {result['exit']})" for name, result in (("demo", demo), ("test", test))
+                         if result["exit"])
+        return f"`make demo` took {demo['minutes']} minutes and `make test` {test['minutes']} minutes" + failed
+
+    cold, warm = times("_cold"), times("")
+    parts = [f"on a new machine (every package downloaded) {cold}" if cold else None,
+             f"with pip's download cache warm, as for CI here, {warm}" if warm else None]
+    tests = (figures.get("make_test_cold") or figures.get("make_test") or {}).get("tests_passed")
+    return (f"From a fresh clone on this machine class ({figures['machine']}), installs included: "
+            + "; ".join(part for part in parts if part) + f" ({tests} tests). Measured on {figures['measured']} at "
+            f"commit `{figures['commit']}` by `bench/setup_times.py`.")
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=("demo", "test"))
+    parser.add_argument("--cold", action="store_true", help="an empty pip download cache, as on a new machine")
     args = parser.parse_args(argv)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT, capture_output=True, text=True,
                             check=True).stdout.strip()
@@ -74,10 +87,11 @@ def main(argv: list[str]) -> int:
         for target in ("demo", "test"):
             if args.only and target != args.only:
                 continue
-            print(f"make {target} on a fresh clone of {commit} ...", flush=True)
-            figures[f"make_{target}"] = _timed(["make", target], clone, Path(scratch) / f"{target}.log")
-            print(f"make {target}: {figures[f'make_{target}']['seconds']} s, exit {figures[f'make_{target}']['exit']}",
-                  flush=True)
+            key = f"make_{target}" + ("_cold" if args.cold else "")
+            print(f"make {target} on a fresh clone of {commit}{' (cold pip cache)' if args.cold else ''} ...", flush=True)
+            cache = Path(scratch) / f"pip-cache-{target}" if args.cold else None
+            figures[key] = _timed(["make", target], clone, Path(scratch) / f"{target}.log", cache)
+            print(f"make {target}: {figures[key]['seconds']} s, exit {figures[key]['exit']}", flush=True)
     figures |= {"measured": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": commit,
                 "machine": f"{platform.machine()}, {_cpu()}, {len(os.sched_getaffinity(0))} cores, "
                            f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB",
@@ -86,7 +100,7 @@ def main(argv: list[str]) -> int:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {OUT.relative_to(PROJECT)}")
-    return 0 if all(figures.get(f"make_{t}", {}).get("exit", 0) == 0 for t in ("demo", "test")) else 1
+    return 0 if all(result.get("exit", 0) == 0 for key, result in figures.items() if key.startswith("make_")) else 1
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import pytest
 
 PROGRAM = """
 import gc, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as a terminal starts it (a test worker ignores Ctrl-C)
 {install}
 
 class Finalized:
@@ -45,3 +46,13 @@ def test_dagsters_interrupt_counts_as_one():
 
     assert is_interrupt(DagsterExecutionInterruptedError()) and is_interrupt(KeyboardInterrupt())
     assert not is_interrupt(ValueError("no")) and not is_interrupt(None)
+
+
+def test_a_command_started_with_ctrl_c_ignored_takes_it_again():
+    """A background shell starts a command with SIGINT ignored; rag-assets is stopped by it all the same."""
+    program = ("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+               "from rag_assets.cli import honour_interrupts; honour_interrupts()\n"
+               "try:\n    signal.raise_signal(signal.SIGINT)\n    time.sleep(2)\n    print('went on')\n"
+               "except KeyboardInterrupt:\n    print('stopped')\n")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "stopped", result.stderr

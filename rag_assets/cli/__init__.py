@@ -123,6 +123,9 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
 def honour_interrupts() -> None:
     """Ctrl-C and SIGTERM stop a command, and no interrupt is lost.
 
+    Ctrl-C (SIGINT) stops a command however it was started: a process started with it ignored (from a
+    background shell) takes it again.
+
     SIGTERM stops a command as Ctrl-C does: the run in progress ends failed, its slot is released (a
     second SIGTERM ends the process at once). An interrupt that Python raises while it runs a finalizer
     or a weakref callback (SQLAlchemy's, inside Dagster's storage) is only printed there, "Exception
@@ -142,6 +145,8 @@ def honour_interrupts() -> None:
         print_unraisable(unraisable)
 
     print_unraisable = sys.unraisablehook
+    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # started with Ctrl-C ignored (in the background)
     signal.signal(signal.SIGTERM, interrupt)
     sys.unraisablehook = deliver_again
 
