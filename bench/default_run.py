@@ -13,8 +13,6 @@ tests, what each strategy costs, and the suggested refusal cuts with their separ
 from __future__ import annotations
 
 import json
-import os
-import platform
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,6 +23,7 @@ import pyarrow.parquet as pq
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
+from bench.machine import describe  # noqa: E402
 from rag_assets.lib.embed.models import DEFAULT_MODEL  # noqa: E402
 from rag_assets.lib.evaluate.comparisons import REPORT_STRATEGY, STRATEGY_RETRIEVER  # noqa: E402
 from rag_assets.lib.evaluate.measures import comparison, paired_comparisons, suggested_cuts  # noqa: E402
@@ -39,12 +38,6 @@ from rag_assets.settings import current  # noqa: E402
 
 OUT = PROJECT / "docs" / "figures" / "default_run.json"
 
-
-def _cpu() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def figures(home: Path) -> dict:
@@ -80,7 +73,7 @@ def figures(home: Path) -> dict:
     best = max((row for row in rows if row["model"] == DEFAULT_MODEL), key=lambda row: (row["mrr"], row["success_at_4"]))
     return {
         "measured": f"{created:%Y-%m-%d}",
-        "machine": f"{platform.machine()}, {_cpu()}, {len(os.sched_getaffinity(0))} cores",
+        "machine": describe(),
         "command": "make demo && .venv/bin/python bench/default_run.py",
         "corpus": {"documents": len(extracted), "ok": len(ok), "failed": len(extracted) - len(ok),
                    "characters": f"{sum(len(row['text']) for row in ok):,}",

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -28,14 +27,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT))
+
+from bench.machine import describe  # noqa: E402
+
 OUT = PROJECT / "docs" / "figures" / "setup.json"
 
-
-def _cpu() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def _timed(command: list[str], folder: Path, log: Path, pip_cache: Path | None) -> dict:
@@ -93,8 +90,7 @@ def main(argv: list[str]) -> int:
             figures[key] = _timed(["make", target], clone, Path(scratch) / f"{target}.log", cache)
             print(f"make {target}: {figures[key]['seconds']} s, exit {figures[key]['exit']}", flush=True)
     figures |= {"measured": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": commit,
-                "machine": f"{platform.machine()}, {_cpu()}, {len(os.sched_getaffinity(0))} cores, "
-                           f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB",
+                "machine": describe(),
                 "command": "python bench/setup_times.py"}
     figures["summary"] = summary(figures)
     OUT.parent.mkdir(parents=True, exist_ok=True)
