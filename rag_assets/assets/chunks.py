@@ -6,13 +6,8 @@ from dagster import AssetExecutionContext, MetadataValue, Output, asset
 from rag_assets.asset_support import preview_table, table_version, versioned_output
 from rag_assets.automation import REBUILD_CHUNK_QUALITY, REBUILD_CHUNKS
 from rag_assets.lib.evaluate.chunk_quality import quality_row
-from rag_assets.lib.ingest.chunking import (
-    STRATEGIES,
-    character_stats,
-    chunk_rows,
-    chunking_code_version,
-    sample_chunks,
-)
+from rag_assets.lib.ingest.chunking import STRATEGIES, character_stats, chunk_rows, chunking_code_version
+from rag_assets.lib.ingest.samples import sample_chunks
 from rag_assets.lib.store.schemas import CHUNK_QUALITY, CHUNKS, table_from_rows
 from rag_assets.partitions import strategy_partitions
 

@@ -15,6 +15,7 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
     import duckdb
 
     from rag_assets.lib.answer import ask as asking
+    from rag_assets.lib.answer.choice import calibrated_cut, default_configuration
     from rag_assets.lib.answer.traces import record_trace
     from rag_assets.lib.embed.models import load_model
     from rag_assets.lib.embed.spec import ModelUnavailableError
@@ -28,8 +29,8 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
         model, strategy, retriever, cut = args.model, args.strategy, args.retriever, args.cut
         if needs_metrics:
             with duckdb.connect(str(database), read_only=True) as connection:
-                model, strategy, retriever = asking.default_configuration(connection, model, strategy, retriever)
-                cut = cut if cut is not None else asking.calibrated_cut(connection, model, strategy, retriever)
+                model, strategy, retriever = default_configuration(connection, model, strategy, retriever)
+                cut = cut if cut is not None else calibrated_cut(connection, model, strategy, retriever)
         embedder = load_model(model, onnx_dir=paths.onnx_dir(home))
         answer = asking.ask(asking.load_index(home, embedder, strategy), args.question, retriever, cut, args.k,
                             args.budget)

@@ -30,7 +30,9 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
 
 
 # n is taken as DOUBLE: an INTEGER n (a bound parameter, say) would overflow in 4 * n * n past n = 23,170
-SQL_MACROS = f"""
+def sql_macros() -> str:
+    """SQL: the macros ``wilson_low``, ``wilson_high``, ``mean_low`` and ``mean_high``."""
+    return f"""
 CREATE OR REPLACE MACRO wilson_low(x, n) AS
     greatest(0.0, ((x / n::DOUBLE + {Z95}^2 / (2 * n::DOUBLE)) - {Z95} * sqrt((x / n::DOUBLE) * (1 - x / n::DOUBLE)
     / n::DOUBLE + {Z95}^2 / (4 * n::DOUBLE * n::DOUBLE))) / (1 + {Z95}^2 / n::DOUBLE));

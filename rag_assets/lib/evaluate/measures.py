@@ -38,7 +38,7 @@ from typing import Sequence
 
 import duckdb
 
-from rag_assets.lib.evaluate.intervals import SQL_MACROS
+from rag_assets.lib.evaluate.intervals import sql_macros
 from rag_assets.lib.retrieve.ann import RECALL_DEPTHS
 
 K_VALUES = (1, 4, 8, 20)
@@ -52,7 +52,9 @@ def _found(k: int) -> str:
             f" / greatest(relevant_total, 1) ELSE coalesce(hit_rank <= {k}, false)::INTEGER END")
 
 
-_QUERY_MEASURES = f"""
+def query_measures_view() -> str:
+    """SQL: the view of the per-query measures of the newest run (needle and document queries)."""
+    return f"""
 CREATE OR REPLACE VIEW query_measures AS
 SELECT *,
     {", ".join(f"coalesce(hit_rank <= {k}, false)::INTEGER AS hit_at_{k}" for k in K_VALUES)},
@@ -109,7 +111,7 @@ def table_exists(connection: duckdb.DuckDBPyConnection, name: str) -> bool:
 
 
 def create_schema(connection: duckdb.DuckDBPyConnection) -> None:
-    connection.execute(SQL_MACROS)
+    connection.execute(sql_macros())
     connection.execute(
         "CREATE TABLE IF NOT EXISTS evaluation_runs (run_id VARCHAR PRIMARY KEY, created_at TIMESTAMP, "
         "dagster_run_id VARCHAR, eval_version VARCHAR, eval_hash VARCHAR, snapshot_id VARCHAR, "
@@ -145,7 +147,7 @@ def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | No
     connection.execute(
         "CREATE OR REPLACE VIEW latest_results AS SELECT * FROM retrieval_results WHERE run_id = "
         "(SELECT run_id FROM evaluation_runs ORDER BY created_at DESC, run_id LIMIT 1)")
-    connection.execute(_QUERY_MEASURES)
+    connection.execute(query_measures_view())
     group = ", ".join(GROUPABLE)
     connection.execute(f"CREATE OR REPLACE VIEW metrics AS SELECT {group},\n    {_metric_columns()}\n"
                        f"FROM query_measures GROUP BY {group}")
@@ -155,13 +157,15 @@ def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | No
         f"avg(coalesce(1.0 / hit_rank, 0.0)) AS mrr, "
         f"count(*) AS queries\nFROM retrieval_results WHERE query_kind <> 'out_of_domain' GROUP BY run_id, {group}")
     if {"chunk_ids", "stage_ms"} <= set(results.column_names):
-        connection.execute(ANN_RECALL_VIEW)
+        connection.execute(ann_recall_view())
     return run_id
 
 
 # the share of the exact (dense) top k that the HNSW graph (ann) returned, per model and strategy, over
 # every query of the latest run (out-of-domain ones too: a vector index serves every query)
-ANN_RECALL_VIEW = f"""
+def ann_recall_view() -> str:
+    """SQL: the view ``ann_recall``."""
+    return f"""
 CREATE OR REPLACE VIEW ann_recall AS
 SELECT a.model, a.strategy, count(*) AS queries,
     {", ".join(f"avg(len(list_intersect(a.chunk_ids[1:{k}], d.chunk_ids[1:{k}])) / least({k}, len(d.chunk_ids))) "

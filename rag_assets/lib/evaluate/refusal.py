@@ -47,13 +47,11 @@ from scipy.stats import rankdata
 
 from rag_assets.lib.evalsets.queries import OUT_OF_DOMAIN
 from rag_assets.lib.evaluate.intervals import wilson_interval
-from rag_assets.lib.formats.figures import png_bytes, pyplot
 
 CUTS = np.round(np.arange(0.30, 1.0 + 1e-9, 0.005), 3)  # 141 cuts
 K = 4
 MIN_ANSWERED = 0.9
 BOOTSTRAP_RESAMPLES = 2000
-HISTOGRAM_RANGE = (0.2, 1.0)
 
 COUNTS = ("in_domain", "out_of_domain", "near", "off_topic", "answered_with_needle", "answered_without_needle",
           "in_domain_refused", "bluffs", "bluffs_near", "bluffs_off_topic", "out_of_domain_refused")
@@ -240,48 +238,3 @@ def calibrate(rows: Sequence[dict], cuts: Sequence[float] = CUTS, k: int = K,
         swept += [{**row, **separated, "suggested": row["cut"] == suggestion["cut"]} for row in own]
         suggestions.append({**suggestion, **separated})
     return swept, suggestions
-
-
-# --- the figure ------------------------------------------------------------------------------
-
-
-def _histograms(axes, distances_in: Sequence[float], distances_out: Sequence[float], separated: dict) -> None:
-    """Overlaid histograms of best distances on shared bins; values outside ``HISTOGRAM_RANGE`` fall in the edge
-    bins, and nothing-returned (infinite) ones are left out."""
-    bins = np.linspace(*HISTOGRAM_RANGE, 33)
-    for values, label, colour in ((distances_in, "in-domain", "tab:blue"), (distances_out, "out-of-domain", "tab:red")):
-        finite = [v for v in values if math.isfinite(v)]
-        axes.hist(np.clip(finite, *HISTOGRAM_RANGE), bins=bins, alpha=0.5, color=colour, label=f"{label} ({len(values)})")
-    if separated.get("auroc") is not None:
-        axes.set_title(f"best distance; AUROC {separated['auroc']:.3f} "
-                       f"[{separated['auroc_low']:.3f}, {separated['auroc_high']:.3f}]", fontsize=9)
-    axes.set_xlabel("best distance (distances[0])")
-    axes.set_ylabel("queries")
-
-
-def _rates(axes, sweep_rows: Sequence[dict]) -> None:
-    """Bluff, in-domain refusal and answered-with-needle rates against the cut."""
-    cuts = [row["cut"] for row in sweep_rows]
-    for label, count, denominator in (("bluff rate (out-of-domain answered)", "bluffs", "out_of_domain"),
-                                      ("in-domain refused", "in_domain_refused", "in_domain"),
-                                      ("answered with needle", "answered_with_needle", "in_domain")):
-        axes.plot(cuts, [share(row[count], row[denominator]) for row in sweep_rows], label=label)
-    axes.set_xlabel("cut (keep distance < cut)")
-    axes.set_ylabel("share of queries")
-    axes.set_ylim(0, 1)
-    axes.set_title("the gate at each cut", fontsize=9)
-
-
-def plot(sweep_rows: Sequence[dict], separated: dict, distances_in: Sequence[float],
-         distances_out: Sequence[float], suggested_cut: float, title: str) -> bytes:
-    """A PNG: best-distance histograms (left) and the rates against the cut (right), the suggested cut marked."""
-    plt = pyplot()
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    _histograms(left, distances_in, distances_out, separated)
-    _rates(right, sweep_rows)
-    for axes in (left, right):
-        axes.axvline(suggested_cut, color="black", linestyle="--", label=f"suggested cut {suggested_cut:.3f}")
-        axes.grid(alpha=0.3)
-        axes.legend(fontsize=8)
-    figure.suptitle(title)
-    return png_bytes(figure)

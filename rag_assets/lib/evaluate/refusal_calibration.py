@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from rag_assets.lib.evaluate.refusal import best_distances, calibrate, plot
+from rag_assets.lib.evaluate.refusal import best_distances, calibrate
+from rag_assets.lib.evaluate.refusal_figure import plot
 from rag_assets.lib.store.schemas import THRESHOLD_SWEEP, table_from_rows
 
 COLUMNS = ["query_id", "query_kind", "kind", "phrasing", "retriever", "distances", "relevant_ranks", "model",

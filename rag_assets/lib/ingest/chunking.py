@@ -39,7 +39,6 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from rag_assets.lib.formats.markdown import excerpt
 from rag_assets.lib.ingest.canonical import Section
 from rag_assets.lib.ingest.documents import sections_from_rows
 
@@ -124,7 +123,7 @@ def _pieces(text: str, pattern: re.Pattern[str], start: int, end: int) -> Iterat
         yield match.start(), match.end()
 
 
-def _fit(text: str, start: int, end: int, target: int) -> Iterator[tuple[int, int]]:
+def fit_spans(text: str, start: int, end: int, target: int) -> Iterator[tuple[int, int]]:
     """Spans of text[start:end] no longer than target: paragraphs, else sentences, else cuts."""
     for p_start, p_end in _pieces(text, _PARAGRAPH, start, end):
         if p_end - p_start <= target:
@@ -141,7 +140,7 @@ def _fit(text: str, start: int, end: int, target: int) -> Iterator[tuple[int, in
                 yield s_start, s_end
 
 
-def _pack(spans: Sequence[tuple[int, int]], target: int) -> Iterator[tuple[int, int]]:
+def pack_spans(spans: Sequence[tuple[int, int]], target: int) -> Iterator[tuple[int, int]]:
     """Greedy packing of consecutive spans into chunks whose extent stays within target."""
     current: tuple[int, int] | None = None
     for start, end in spans:
@@ -155,7 +154,7 @@ def _pack(spans: Sequence[tuple[int, int]], target: int) -> Iterator[tuple[int, 
         yield current
 
 
-def _section_at(sections: Sequence[Section], offset: int, title: str) -> str:
+def section_at(sections: Sequence[Section], offset: int, title: str) -> str:
     path = title
     for section in sections:
         if section.start <= offset:
@@ -175,8 +174,8 @@ def _runs(text: str, sections: Sequence[Section], strategy: Strategy, title: str
         return [[(0, len(text), title)]] if text.strip() else [[]]
     if strategy.boundaries:
         return [
-            [(start, end, section.path)
-             for start, end in _pack(list(_fit(text, section.start, section.end, strategy.target)), strategy.target)]
+            [(start, end, section.path) for start, end in pack_spans(
+                list(fit_spans(text, section.start, section.end, strategy.target)), strategy.target)]
             for section in sections
         ]
     ordered = sorted(sections, key=lambda s: s.start)
@@ -184,7 +183,7 @@ def _runs(text: str, sections: Sequence[Section], strategy: Strategy, title: str
     for start in range(0, len(text), strategy.target):
         end = min(start + strategy.target, len(text))
         if text[start:end].strip():
-            run.append((start, end, _section_at(ordered, start, title)))
+            run.append((start, end, section_at(ordered, start, title)))
     return [run]
 
 
@@ -242,14 +241,3 @@ def character_stats(contents: Sequence[str]) -> dict:
         "mean_characters": sum(sizes) / len(sizes) if sizes else 0.0,
         "max_characters": max(sizes, default=0),
     }
-
-
-def sample_chunks(rows: list[dict], count: int = 6) -> list[dict]:
-    """``count`` chunks spread evenly over the rows (first, last and between), with their section,
-    offsets and an excerpt of their content."""
-    if not rows:
-        return []
-    step = max(1, (len(rows) - 1) / max(1, count - 1))
-    picked = sorted({min(len(rows) - 1, round(i * step)) for i in range(count)})
-    return [{"chunk_id": rows[i]["chunk_id"], "section": rows[i]["section"] or "", "start": rows[i]["start"],
-             "end": rows[i]["end"], "content": excerpt(rows[i]["content"])} for i in picked]

@@ -24,3 +24,16 @@ def test_judge_a_document_query_on_ranks_rolled_up_by_best_chunk():
 def test_judge_out_of_domain_has_nothing_to_find():
     query = Query("o1", None, "out_of_domain", "?", query_kind="out_of_domain")
     assert judge(query, ["a1"], set(), CHUNK_DOC) == {"hit_rank": None, "relevant_ranks": [], "relevant_total": 0}
+
+
+def test_span_holders_at_the_edges_of_what_they_are_given():
+    from rag_assets.lib.evalsets.judging import chunks_by_document, span_holders
+
+    text = "The needle sentence. Then the rest of the page."
+    chunks = [{"chunk_id": "late", "doc_id": "d", "span_start": 21, "end": len(text)},
+              {"chunk_id": "whole", "doc_id": "d", "span_start": 0, "end": len(text)}]
+    by_doc = chunks_by_document(chunks)
+    assert span_holders([("d", "The needle sentence.")], by_doc, {"d": text}) == {"whole"}  # from span_start only
+    assert span_holders([("gone", "The needle sentence.")], by_doc, {"d": text}) == set()  # a page with no chunks
+    # a page whose text was not extracted (failed) holds nothing, even with chunk rows left for it
+    assert span_holders([("d", "The needle sentence.")], by_doc, {}) == set()

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_assets.lib.evaluate.intervals import SQL_MACROS, Z95, wilson_interval
+from rag_assets.lib.evaluate.intervals import Z95, sql_macros, wilson_interval
 
 
 @pytest.fixture(scope="module")
 def connection():
     with duckdb.connect() as connection:
-        connection.execute(SQL_MACROS)
+        connection.execute(sql_macros())
         yield connection
 
 
@@ -43,3 +43,10 @@ def test_the_mean_interval_is_the_normal_approximation(connection):
     low, high = connection.execute("SELECT mean_low(v), mean_high(v) FROM (SELECT unnest(?) AS v)", [values]).fetchone()
     assert (low, high) == pytest.approx((mean - half, mean + half), abs=1e-12)
     assert mean - half > 0 and mean + half < 1  # not clipped: the formula itself is checked
+
+
+def test_an_interval_never_leaves_zero_to_one_by_rounding():
+    """All answered of 16 computes a high end a rounding error above 1 (1.0000000000000002); none of 21, a
+    low end a rounding error below 0: both are held to the interval a proportion lives in."""
+    assert wilson_interval(16, 16)[1] == 1.0
+    assert wilson_interval(0, 21)[0] == 0.0

@@ -1,3 +1,6 @@
+import math
+import statistics
+
 import duckdb
 import pyarrow as pa
 import pytest
@@ -12,7 +15,7 @@ SCHEMA = pa.schema([("query_id", pa.string()), ("query_kind", pa.string()), ("hi
                     ("strategy", pa.string()), ("latency_ms", pa.float64())])
 
 
-def _results(ranks, strategy="s", out_of_domain=0, totals=None):
+def _results(ranks, strategy="s", out_of_domain=0, totals=None, latencies=None):
     """One needle query per entry of ``ranks``: a list of the ranks of its relevant chunks (empty: a miss)."""
     rows = [{"query_id": f"q{i}", "query_kind": "needle", "hit_rank": min(r) if r else None, "relevant_ranks": r,
              "relevant_total": (totals or {}).get(i, max(len(r), 1))} for i, r in enumerate(ranks)]
@@ -20,7 +23,7 @@ def _results(ranks, strategy="s", out_of_domain=0, totals=None):
               "relevant_total": 0} for i in range(out_of_domain)]
     return pa.Table.from_pylist(
         [row | {"phrasing": "doc", "retriever": "dense", "model": "m", "revision": "r", "strategy": strategy,
-                "latency_ms": 1.0} for row in rows], schema=SCHEMA)
+                "latency_ms": (latencies or {}).get(row["query_id"], 1.0)} for row in rows], schema=SCHEMA)
 
 
 def _metrics(connection):
@@ -112,3 +115,48 @@ def test_comparison_groups_and_rejects_unknown_columns():
     assert "| a | 2 | 0.500 [0.09, 0.91]" in format_table(table)
     with pytest.raises(ValueError, match="cannot group by query_id"):
         comparison(connection, ["query_id"])
+
+
+def _wilson_by_hand(successes: int, n: int) -> tuple[float, float]:
+    """Wilson's score interval written out again here (not the project's function)."""
+    z = 1.959963984540054
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+PINNED = [[1, 2], [3], [], [2, 4], [9]]  # relevant ranks of five needle queries (two have two holding chunks)
+
+
+def test_precision_at_k_has_the_wilson_interval_of_its_k_x_queries_slots():
+    # relevant chunks in the top 4: 2, 1, 0, 2, 0 = 5 of the 20 slots: 0.25 with Wilson's [0.1119, 0.4687]
+    connection = duckdb.connect()
+    write_results(connection, _results(PINNED, totals={0: 2, 3: 2}))
+    [row] = _metrics(connection)
+    low, high = _wilson_by_hand(5, 20)
+    assert (round(low, 4), round(high, 4)) == (0.1119, 0.4687)
+    assert row["precision_at_4"] == 0.25
+    assert (row["precision_at_4_low"], row["precision_at_4_high"]) == pytest.approx((low, high), abs=1e-12)
+
+
+def test_ndcg_and_mrr_have_the_normal_interval_of_a_mean_unclipped():
+    connection = duckdb.connect()
+    write_results(connection, _results(PINNED, totals={0: 2, 3: 2}))
+    [row] = _metrics(connection)
+    gains = [1.0, 1 / math.log2(4), 0.0, (1 / math.log2(3) + 1 / math.log2(5)) / (1 + 1 / math.log2(3)),
+             1 / math.log2(10)]
+    for name, values in (("ndcg_at_10", gains), ("mrr", [1.0, 1 / 3, 0.0, 0.5, 1 / 9])):
+        mean = statistics.fmean(values)
+        half = 1.959963984540054 * statistics.stdev(values) / math.sqrt(len(values))
+        assert 0 < mean - half and mean + half < 1, name  # the bounds themselves, not a clip, are checked
+        assert (row[name], row[f"{name}_low"], row[f"{name}_high"]) == pytest.approx(
+            (mean, mean - half, mean + half), abs=1e-12), name
+
+
+def test_the_median_latency_of_a_configuration_is_over_its_in_domain_queries():
+    connection = duckdb.connect()
+    write_results(connection, _results([[1], [2], [], [1]], out_of_domain=1,
+                                       latencies={"q0": 1.0, "q1": 5.0, "q2": 2.0, "q3": 9.0, "o0": 100.0}))
+    [row] = _metrics(connection)
+    assert row["median_latency_ms"] == pytest.approx(statistics.median([1.0, 5.0, 2.0, 9.0]))

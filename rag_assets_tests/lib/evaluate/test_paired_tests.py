@@ -26,3 +26,24 @@ def test_wilcoxon_on_reciprocal_ranks():
     assert result.p_value == pytest.approx(2 / 2 ** 8)
     with pytest.raises(ValueError):
         sign_test([1], [1, 0])
+
+
+def test_each_test_names_itself_and_refuses_unpaired_outcomes_saying_why():
+    assert sign_test([1, 0], [0, 0]).test == "sign test (exact, two-sided)"
+    assert wilcoxon_test([1.0, 0.5], [0.5, 0.5]).test == "Wilcoxon signed-rank (two-sided)"
+    with pytest.raises(ValueError, match="^paired outcomes need the same queries$"):
+        sign_test([1], [1, 0])
+    with pytest.raises(ValueError, match="^paired values need the same queries$"):
+        wilcoxon_test([1.0], [1.0, 0.5])
+
+
+def test_wilcoxon_counts_ties_and_tests_balanced_wins_and_losses_by_their_sizes():
+    """Two wins by much and two losses by little: wins == losses, but the ranks are not balanced."""
+    from scipy import stats
+
+    a = [1.0, 1.0, 0.5, 0.45, 0.2]
+    b = [0.0, 0.1, 0.6, 0.5, 0.2]  # differences +1.0 (a whole reciprocal rank), +0.9, -0.1, -0.05, 0
+    result = wilcoxon_test(a, b)
+    assert (result.wins, result.losses, result.ties) == (2, 2, 1)
+    expected = stats.wilcoxon([1.0, 0.9, -0.1, -0.05]).pvalue  # the zero difference dropped, the 1.0 kept
+    assert result.p_value == pytest.approx(expected) and result.p_value < 1.0

@@ -10,7 +10,6 @@ from rag_assets.lib.evaluate.refusal import (
     best_distances,
     calibrate,
     gate,
-    plot,
     separation,
     suggest_cut,
     sweep,
@@ -217,11 +216,104 @@ def test_calibrate_marks_one_suggested_cut_per_retriever():
     assert suggestions[1]["separable"] is True and suggestions[0]["worst_in_domain"] == 0.62
 
 
-def test_plot_is_a_png():
-    rows = late_rows()
-    swept, suggestions = calibrate(rows)
-    inside, outside = best_distances(rows, "late_interaction")
-    png = plot(swept, separation(rows)["late_interaction"], inside, outside, suggestions[0]["cut"],
-               "all-MiniLM-L6-v2 x boundaries_header x late_interaction")
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    assert len(png) > 10_000
+def test_the_auroc_interval_is_the_2_5_and_97_5_percentiles_of_the_seeded_bootstrap():
+    """Recomputed here: the same seeded draws (in-domain indices first), each resample's AUC by brute force
+    over its pairs, and the percentiles by hand (numpy's linear interpolation between order statistics)."""
+    import numpy as np
+
+    from rag_assets.lib.evaluate.refusal import BOOTSTRAP_RESAMPLES
+
+    inside = [0.30, 0.50, 0.50, 0.70, 0.45, 0.62]
+    outside = [0.50, 0.60, 0.40, 0.90, 0.70]
+    rng = np.random.default_rng(seed=0)
+    picks_in = rng.integers(0, len(inside), size=(BOOTSTRAP_RESAMPLES, len(inside)))
+    picks_out = rng.integers(0, len(outside), size=(BOOTSTRAP_RESAMPLES, len(outside)))
+    resampled = sorted(brute_force_auroc([inside[i] for i in row_in], [outside[o] for o in row_out])
+                       for row_in, row_out in zip(picks_in, picks_out))
+
+    def percentile(q: float) -> float:
+        position = q / 100 * (len(resampled) - 1)
+        below = int(position)
+        return resampled[below] + (position - below) * (resampled[below + 1] - resampled[below])
+
+    value, low, high = auroc(inside, outside)
+    assert (low, high) == pytest.approx((percentile(2.5), percentile(97.5)), abs=1e-12)
+    assert 0 < low < 0.45 and 0.85 < high < 1  # a wide interval of 11 queries, not clipped
+
+
+def test_the_bootstrap_is_seeded_with_zero():
+    """On 60 queries of distinct distances the bootstrap's percentiles depend on its draws: seed 0's."""
+    import numpy as np
+
+    from rag_assets.lib.evaluate.refusal import BOOTSTRAP_RESAMPLES, auroc_of
+
+    spread = np.random.default_rng(7)
+    inside, outside = spread.normal(0.45, 0.1, 35), spread.normal(0.6, 0.1, 25)
+    rng = np.random.default_rng(seed=0)
+    picks_in = rng.integers(0, len(inside), size=(BOOTSTRAP_RESAMPLES, len(inside)))
+    picks_out = rng.integers(0, len(outside), size=(BOOTSTRAP_RESAMPLES, len(outside)))
+    expected = np.percentile(auroc_of(inside[picks_in], outside[picks_out]), [2.5, 97.5])
+    _, low, high = auroc(list(inside), list(outside))
+    assert (low, high) == pytest.approx(tuple(expected), abs=1e-12)
+
+
+def test_the_rule_reads_as_it_is_applied():
+    from rag_assets.lib.evaluate.refusal import RULE, rule_text
+
+    def expected(share: str) -> str:
+        return (f"among the cuts that keep at least {share} of the answerable in-domain queries (those whose needle "
+                "the ungated top k holds) answered with their needle, the fewest bluffs, ties to the smallest cut; "
+                "when nothing is answerable, the smallest cut")
+
+    assert RULE == expected("90%")
+    assert rule_text(0.75) == expected("75%")
+
+
+def test_a_gate_of_another_depth_and_another_rule_reach_the_sweep_and_the_suggestion():
+    rows = dense_rows()
+    # k = 1: only the first chunk is ever kept, so q2's needle (rank 3) is never answered
+    at_one = {row["cut"]: row for row in sweep(rows, cuts=[0.9], k=1)}
+    assert at_one[0.9]["answered_with_needle"] == 1 and at_one[0.9]["answered_without_needle"] == 2
+    assert {row["cut"]: row for row in sweep(rows, cuts=[0.9])}[0.9]["answered_with_needle"] == 2
+    swept, [suggestion] = calibrate(rows, cuts=[0.41, 0.625, 0.9], k=1, min_answered=0.5)
+    assert [row["answered_with_needle"] for row in swept] == [1, 1, 1] and suggestion["cut"] == 0.41
+    _, [strict] = calibrate(rows, cuts=[0.41, 0.625, 0.9], min_answered=1.0)
+    _, [lenient] = calibrate(rows, cuts=[0.41, 0.625, 0.9], min_answered=0.5)
+    assert (strict["cut"], lenient["cut"]) == (0.625, 0.41)  # the rule's share reaches the choice
+
+
+def test_a_query_that_returned_nothing_is_farther_than_anything():
+    from rag_assets.lib.evaluate.refusal import best_distance
+
+    assert best_distance({"distances": []}) == float("inf")
+    assert best_distance({"distances": [0.3, 0.5]}) == 0.3
+
+
+def test_separation_without_a_found_needle_and_with_a_tie():
+    from rag_assets.lib.evaluate.refusal import separation_of
+
+    unfound = [query("dense", "q1", "needle", "prose", [0.4, 0.5]), query("dense", "o1", "out_of_domain", "near", [0.6])]
+    assert separation_of(unfound, "dense")["worst_in_domain"] is None
+    assert separation_of(unfound, "dense")["separable"] is True  # vacuously: no needle distance to compare
+    tie = [query("dense", "q1", "needle", "prose", [0.5], [1]), query("dense", "o1", "out_of_domain", "near", [0.5])]
+    assert separation_of(tie, "dense")["separable"] is False  # equal distances: no cut keeps one and refuses the other
+
+
+def test_answerable_and_reaching_at_their_edges():
+    from rag_assets.lib.evaluate.refusal import answerable, reaches
+
+    assert answerable([]) == 0
+    assert answerable([{"answered_with_needle": 0}, {"answered_with_needle": 3}]) == 3
+    assert reaches({"answered_with_needle": 1}, 0.9, 1) is True  # one answerable query, answered
+    assert reaches({"answered_with_needle": 0}, 0.9, 0) is False  # nothing answerable: nothing reaches
+
+
+def test_with_nothing_answerable_the_smallest_cut_with_the_fewest_bluffs():
+    rows = [{"cut": cut, "answered_with_needle": 0, "bluffs": bluffs, "in_domain": 2, "out_of_domain": 3,
+             "in_domain_refused": 2, **{name: 0 for name in COUNTS if name not in (
+                 "answered_with_needle", "bluffs", "in_domain", "out_of_domain", "in_domain_refused")}}
+            for cut, bluffs in ((0.8, 2), (0.5, 0), (0.6, 0), (0.3, 1))]
+    chosen = suggest_cut(rows)
+    assert (chosen["cut"], chosen["bluffs"], chosen["reached"]) == (0.5, 0, False)
+    with pytest.raises(ValueError, match="^no sweep rows to suggest a cut from$"):
+        suggest_cut([])

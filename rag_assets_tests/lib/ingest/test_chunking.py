@@ -175,3 +175,90 @@ def test_offsets_slice_back_and_cover_every_character_once(blocks, base, target,
         assert not any(c.content == s.heading for c in chunks for s in headings if s.heading == "Part")
     else:  # every non-whitespace character of the document exactly once
         assert all(covered[i] == 1 for i in range(len(text)) if not text[i].isspace())
+
+
+def test_the_chunking_code_version_follows_every_strategy_definition(monkeypatch):
+    """The code version of `chunks` (what makes its partitions unsynced) changes with any strategy's
+    definition, not only with CHUNKER_VERSION."""
+    from dataclasses import replace
+
+    from rag_assets.lib.ingest import chunking
+
+    before = chunking.chunking_code_version()
+    assert before == chunking.chunking_code_version()
+    monkeypatch.setitem(chunking.STRATEGIES, "blind", replace(chunking.STRATEGIES["blind"], target=256))
+    changed_target = chunking.chunking_code_version()
+    monkeypatch.setitem(chunking.STRATEGIES, "extra", replace(chunking.STRATEGIES["blind"], name="extra"))
+    assert len({before, changed_target, chunking.chunking_code_version()}) == 3
+
+
+def test_a_strategy_needs_a_positive_target_and_an_overlap_below_it():
+    assert Strategy("one", target=1).target == 1
+    for target, overlap in ((0, 0), (-5, 0), (10, 10), (10, -1)):
+        with pytest.raises(ValueError, match=r"need target > 0 and 0 <= overlap < target"):
+            Strategy("bad", target=target, overlap=overlap)
+
+
+def test_chunk_ids_and_the_code_version_are_the_hashes_they_say():
+    import hashlib
+
+    from rag_assets.lib.ingest.chunking import CHUNKER_VERSION, chunking_code_version
+
+    assert chunk_id("d.html", "blind", 0, 512) == hashlib.sha256(b"d.html\x00blind\x000\x00512").hexdigest()[:20]
+    definition = CHUNKER_VERSION + repr(sorted(STRATEGIES.items()))
+    assert chunking_code_version() == f"{CHUNKER_VERSION}-{hashlib.sha256(definition.encode()).hexdigest()[:8]}"
+    text = "x" * 25
+    chunks = chunk_document("d", "T", text, _sections(text), Strategy("blind", target=10))
+    assert [(c.chunk_id, c.strategy, c.doc_id) for c in chunks] == [
+        (chunk_id("d", "blind", start, end), "blind", "d") for start, end in ((0, 10), (10, 20), (20, 25))]
+
+
+def test_what_exactly_fits_the_target_is_not_cut():
+    from rag_assets.lib.ingest.chunking import fit_spans, pack_spans
+
+    # a second paragraph of exactly the target, far into the text: whole
+    text = "a" * 30 + "\n\n" + "b" * 10
+    assert list(fit_spans(text, 0, len(text), 10))[-1] == (32, 42)
+    # ... even when it holds two sentences
+    text = "a" * 30 + "\n\n" + "Bcd. Fghi."
+    assert list(fit_spans(text, 0, len(text), 10))[-1] == (32, 42)
+    # a paragraph over the target far into the text: its sentences, measured from their own start
+    text = "Xx.\n\nAb. Cd. Ef."
+    assert list(fit_spans(text, 0, len(text), 10)) == [(0, 3), (5, 8), (9, 12), (13, 16)]
+    # a sentence of exactly the target inside a longer paragraph: whole; the next sentence on its own
+    text = "Abcdefghi. Jklmnop."
+    assert list(fit_spans(text, 0, len(text), 10)) == [(0, 10), (11, 19)]
+    # a sentence longer than the target: cut at the target, the space after the cut skipped
+    text = "abcde fghij"
+    assert list(fit_spans(text, 0, len(text), 5)) == [(0, 5), (6, 11)]
+    text = "abcdefghijklm"
+    assert list(fit_spans(text, 0, len(text), 5)) == [(0, 5), (5, 10), (10, 13)]
+    # spans packed while their extent is at most the target, exactly the target included
+    assert list(pack_spans([(0, 4), (6, 10), (12, 20)], 10)) == [(0, 10), (12, 20)]
+    assert list(pack_spans([(0, 4), (6, 11)], 10)) == [(0, 4), (6, 11)]
+
+
+def test_a_chunk_belongs_to_the_last_section_started_at_or_before_it():
+    from rag_assets.lib.ingest.canonical import Section
+    from rag_assets.lib.ingest.chunking import section_at
+
+    sections = [Section("T > A", "A", 2, None, 10, 20), Section("T > B", "B", 2, None, 20, 30)]
+    assert section_at(sections, 5, "T") == "T"  # before the first section: the document's title
+    assert section_at(sections, 10, "T") == "T > A"  # exactly at a section's start: that section
+    assert section_at(sections, 19, "T") == "T > A"
+    assert section_at(sections, 20, "T") == "T > B"
+    assert section_at(sections, 99, "T") == "T > B"
+
+
+def test_blind_chunks_before_the_first_heading_carry_the_title():
+    from rag_assets.lib.ingest.chunking import chunk_rows
+
+    html = (b"<main><h1>Guide</h1><p>" + b"Intro words. " * 30 + b"</p><h2>Later</h2><p>" + b"More words. " * 30
+            + b"</p></main>")
+    extracted = extract_html(html, "fallback")
+    assert extracted.title == "Guide" and extracted.sections[0].start > 0  # the title's line comes first
+    row = {"doc_id": "g.html", "title": "Guide", "text": extracted.text, "status": "ok", "snapshot_id": "s",
+           "extractor_version": "1", "sections": [vars(s) for s in extracted.sections]}
+    rows = chunk_rows([row], Strategy("blind", target=100, header=True))
+    assert rows[0]["section"] == "Guide" and rows[0]["text"].startswith("[Guide]\n")
+    assert rows[-1]["section"].endswith("Later")

@@ -38,7 +38,7 @@ def test_the_duckdb_view_and_the_partition_metadata_compute_the_same_recall():
     On lists where the graph misses some of the exact top k, both give the same shares."""
     import duckdb
 
-    from rag_assets.lib.evaluate.measures import ANN_RECALL_VIEW
+    from rag_assets.lib.evaluate.measures import ann_recall_view
     from rag_assets.lib.retrieve.ann import RECALL_DEPTHS, recall_against_exact
 
     exact = [[f"c{i}" for i in range(25)], [f"c{i}" for i in range(3)], [f"c{i}" for i in range(25, 0, -1)]]
@@ -49,7 +49,7 @@ def test_the_duckdb_view_and_the_partition_metadata_compute_the_same_recall():
     for number, (a, e) in enumerate(zip(approximate, exact)):
         connection.execute("INSERT INTO latest_results VALUES ('m', 's', ?, 'ann', ?, 1.0), ('m', 's', ?, 'dense', ?, 2.0)",
                            [f"q{number}", a, f"q{number}", e])
-    connection.execute(ANN_RECALL_VIEW)
+    connection.execute(ann_recall_view())
     row = connection.sql("SELECT * FROM ann_recall").fetchall()[0]
     in_python = [recall_against_exact(approximate, exact, k) for k in RECALL_DEPTHS]
     assert row[3:3 + len(RECALL_DEPTHS)] == pytest.approx(in_python) and min(in_python) < 1.0

@@ -1,3 +1,5 @@
+import pytest
+
 from rag_assets.lib.store.stamps import PIPELINE_VERSION, stamp_problems
 
 
@@ -26,3 +28,33 @@ def test_mixed_snapshots_pipelines_and_unknown_models():
     assert "x: not in the model registry" in problems
     assert "x x b: pipeline version 0, current is 1" in problems
     assert "x x b: snapshot_id s2, current is s1" in problems
+
+
+@pytest.mark.parametrize("field, other", [
+    ("revision", "r2"), ("dimension", 256), ("normalized", False), ("pipeline_version", "0"),
+    ("extractor_version", "2"), ("snapshot_id", "s2"),
+])
+def test_every_field_of_the_stamp_is_checked(field, other):
+    """One strategy's files differ from the other's in one field: named, whatever the field."""
+    rows = [_stamp(), _stamp(strategy="b", **{field: other})]
+    problems = stamp_problems(rows, {"m": "r1"})
+    scope = "m: " if field in ("revision", "dimension", "normalized") else ""
+    assert f"{scope}{field} differs between files: " in "\n".join(problems), problems
+
+
+def test_distinct_stamps_and_values_that_are_not_all_text():
+    from rag_assets.lib.store.stamps import distinct_stamps
+
+    assert sorted(distinct_stamps([_stamp(), _stamp(), _stamp(strategy="b")]), key=lambda s: s["strategy"]) == [
+        _stamp(), _stamp(strategy="b")]
+    problems = stamp_problems([_stamp(snapshot_id=None), _stamp(strategy="b", snapshot_id="s1")], {"m": "r1"})
+    assert problems == ["snapshot_id differs between files: None, s1"]  # None sorted as text, not an error
+
+
+def test_every_model_is_checked_after_one_that_is_not_registered():
+    rows = [_stamp(model="gone"), _stamp(model="m", revision="r1", strategy="a"),
+            _stamp(model="m", revision="r0", strategy="b"), _stamp(model="m", revision="r0", strategy="c")]
+    problems = stamp_problems(rows, {"m": "r2"})
+    assert "gone: not in the model registry" in problems
+    assert ("m: built with weights r0, r1 but the installed weights are r2 (strategies a, b, c): backfill this model"
+            in problems)
