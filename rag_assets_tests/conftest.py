@@ -17,6 +17,13 @@ def tiny_needles() -> Path:
     return FIXTURES / "tiny_needles.jsonl"
 
 
+# 30 pages, 100 to 109 chunks under each strategy (30 under `document`), 14 needles in two phrasings and
+# 4 out-of-domain questions: big enough that judging, ranks and intervals can be wrong
+SMALL_CORPUS = FIXTURES / "small_corpus"
+SMALL_NEEDLES = FIXTURES / "small_needles.jsonl"
+SMALL_OUT_OF_DOMAIN = FIXTURES / "small_out_of_domain.jsonl"
+
+
 @pytest.fixture(autouse=True)
 def _real_models_only_in_integration_tests(request, monkeypatch):
     """A test that loads a real embedding model is an integration test: one without the mark that tries

@@ -6,13 +6,11 @@ is as current as an in-process one."""
 import os
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 
 from rag_assets.lib.embed.cluster import DaskEmbedding, RayEmbedding, cluster_embedding
 from rag_assets.lib.embed.models import load_model
 from rag_assets.lib.embed.partition import embed_chunks, vectors_of
-from rag_assets.lib.store import paths
 from rag_assets_tests.servers import DaskCluster, RayHead
 
 pytestmark = [pytest.mark.integration, pytest.mark.servers]
@@ -43,35 +41,61 @@ def dask_cluster():
                 os.kill(pid, 0)
 
 
+SHARDS_OF_TEXTS = 64  # lib/embed/cluster.py's SHARD, here to build four of them
+
+
 @pytest.fixture(scope="module")
-def tiny_chunks(tmp_path_factory):
-    """120 chunks of the tiny corpus (the fake model only builds them; the real ones embed them)."""
-    from dagster import DagsterInstance
+def shard_chunks():
+    """224 distinct texts in four shards of 64: the first shard's texts of 300 words (past the model's
+    window), the others' of 12, so with two workers the first shard finishes after the second and the
+    vectors arrive out of order: only their positions put them back. Words of the small corpus."""
+    import pyarrow as pa
 
-    from rag_assets.resources import RagSettings
-    from rag_assets.runner.evaluation import materialize_all
-    from rag_assets_tests.conftest import FIXTURES
-    from rag_assets_tests.fakes import FakeEmbeddingModels
+    from rag_assets.lib.ingest.corpus import scan_corpus
+    from rag_assets.lib.ingest.documents import extract_entry
+    from rag_assets_tests.conftest import SMALL_CORPUS
 
-    home = tmp_path_factory.mktemp("chunks-home")
-    settings = RagSettings(home=str(home), corpus_dir=str(FIXTURES / "tiny_corpus"),
-                           eval_set=str(FIXTURES / "tiny_needles.jsonl"),
-                           out_of_domain=str(FIXTURES / "tiny_out_of_domain.jsonl"))
-    materialize_all(settings, DagsterInstance.ephemeral(), models=FakeEmbeddingModels(),
-                    model_keys=["all-MiniLM-L6-v2"], strategies=["blind"], progress=lambda _: None)
-    chunks = pq.read_table(paths.partition_path(home, "chunks", [("strategy", "blind")]))
-    return chunks.slice(0, min(120, len(chunks)))
+    words = " ".join(row["text"] for entry in scan_corpus(SMALL_CORPUS)
+                     for row in extract_entry(SMALL_CORPUS, entry.path, entry.format, entry.sha256, 10**8)).split()
+    def passage(start: int, length: int) -> str:
+        return " ".join(words[(start + j) % len(words)] for j in range(length))
+
+    long = [passage(i * 101, 300) for i in range(SHARDS_OF_TEXTS)]
+    short = [f"{passage(i * 37, 12)} ({i})" for i in range(160)]
+    texts = long + short
+    assert len(set(texts)) == len(texts) == 224 and {len(text.split()) for text in long} == {300}
+    return pa.table({"chunk_id": [f"text-{i}" for i in range(len(texts))], "text": texts,
+                     "span_start": [0] * len(texts), "end": [len(text) for text in texts],
+                     "extractor_version": ["1"] * len(texts), "snapshot_id": ["s"] * len(texts)})
 
 
-def _same_as_in_process(chunks, connect, engine: str, folder) -> None:
+def _recording_arrivals(engine, arrivals: list[int]):
+    """The engine, with the first position of every shard it yields appended to ``arrivals``."""
+    shards = engine.embed_shards
+
+    def recorded(texts):
+        for positions, vectors in shards(texts):
+            arrivals.append(int(positions[0]))
+            yield positions, vectors
+
+    engine.embed_shards = recorded
+    return engine
+
+
+def _same_as_in_process(chunks, connect, engine: str, folder) -> list[int]:
+    """Asserts both real models' vectors from the cluster are the in-process ones, in order; returns the
+    order all-MiniLM-L6-v2's shards arrived in (their first positions)."""
+    order: list[int] = []
     for key in ("all-MiniLM-L6-v2", "wordllama"):
         embedder = load_model(key)
         local, local_figures = embed_chunks(chunks, embedder, "blind", folder / f"{key}-local")
-        remote_embedding = connect(embedder)
+        arrivals: list[int] = []
+        remote_embedding = _recording_arrivals(connect(embedder), arrivals)
         try:
             remote, figures = embed_chunks(chunks, embedder, "blind", folder / f"{key}-remote", cluster=remote_embedding)
         finally:
             remote_embedding.close()
+        order = arrivals if key == "all-MiniLM-L6-v2" else order
         assert figures["embedded_on"] == f"{engine} cluster (2 workers)" and local_figures["embedded_on"] == "this process"
         assert figures["texts_embedded"] == local_figures["texts_embedded"] == len(set(chunks.column("text").to_pylist()))
         a, b = vectors_of(local, embedder.dimension), vectors_of(remote, embedder.dimension)
@@ -85,15 +109,20 @@ def _same_as_in_process(chunks, connect, engine: str, folder) -> None:
         finally:
             remote_embedding.close()
         assert again["texts_embedded"] == 0
+    return order
 
 
-def test_vectors_from_a_ray_cluster_equal_the_in_process_ones_in_order(ray_head, tiny_chunks, tmp_path):
-    _same_as_in_process(tiny_chunks, lambda embedder: RayEmbedding(ray_head.address, embedder), "ray", tmp_path)
+def test_vectors_from_a_ray_cluster_equal_the_in_process_ones_in_order(ray_head, shard_chunks, tmp_path):
+    arrivals = _same_as_in_process(shard_chunks, lambda embedder: RayEmbedding(ray_head.address, embedder), "ray",
+                                   tmp_path)
+    assert sorted(arrivals) == [0, 64, 128, 192]  # four batches, whatever their order
 
 
-def test_vectors_from_a_dask_cluster_equal_the_in_process_ones_in_order(dask_cluster, tiny_chunks, tmp_path):
-    _same_as_in_process(tiny_chunks, lambda embedder: DaskEmbedding(dask_cluster.address, embedder),
-                        "dask", tmp_path)
+def test_vectors_from_a_dask_cluster_equal_the_in_process_ones_in_order(dask_cluster, shard_chunks, tmp_path):
+    arrivals = _same_as_in_process(shard_chunks, lambda embedder: DaskEmbedding(dask_cluster.address, embedder),
+                                   "dask", tmp_path)
+    # the slow first shard came back after a later one: the order was restored by position, not by arrival
+    assert sorted(arrivals) == [0, 64, 128, 192] and arrivals != sorted(arrivals)
 
 
 def _faults_of_large_blocks() -> int:

@@ -86,6 +86,18 @@ def test_two_machines_share_partitions_the_embedding_cache_and_the_metrics_histo
     assert same[0].equals(same[1])
 
 
+class OtherWeights(FakeEmbeddingModels):
+    """The fake model with other weights: the same vectors, another revision in every row it writes."""
+
+    def get(self, key: str):
+        embedder = super().get(key)
+        embedder.revision = "hashing-2"
+        return embedder
+
+    def installed_revision(self, key: str) -> str:
+        return "hashing-2"
+
+
 def test_a_failed_upload_replaces_nothing_there_or_here(s3, tmp_path, monkeypatch):
     home, instance = tmp_path / "home", DagsterInstance.ephemeral()
     materialize_all(_settings(home), instance, models=FakeEmbeddingModels(), model_keys=[MODEL],
@@ -103,9 +115,11 @@ def test_a_failed_upload_replaces_nothing_there_or_here(s3, tmp_path, monkeypatc
         return original(source, target, **kwargs)
 
     monkeypatch.setattr(store.fs, "put_file", broken)
+    # the rebuild writes other bytes (other weights: another revision in every row), so a partition that
+    # replaced the good one anywhere would show
     with pytest.raises(RunFailed, match=r"cannot upload data\.parquet to s3://team/rag/parquet/embeddings/.*"
                                         r"the connection was reset.*nothing was replaced"):
-        materialize_all(_settings(home), instance, models=FakeEmbeddingModels(), model_keys=[MODEL],
+        materialize_all(_settings(home), instance, models=OtherWeights(), model_keys=[MODEL],
                         strategies=[STRATEGY], progress=quiet, rebuild=True)
     assert (stored.read_bytes(), s3.client().head_object(Bucket="team", Key=key)["ETag"]) == before
     assert not list(paths.staging_dir(home).iterdir())

@@ -115,8 +115,13 @@ def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(
 
             # a check result is visible, with its description
             checks = open_page(page, server.url + "/assets/retrieval_metrics?view=checks", "checks")
-            assert "metrics_stamps_agree" in checks and "Succeeded" in checks
             assert "built from the same snapshot" in checks
+            # its own row in the list of checks says it passed, in words and with the green icon
+            row = page.locator("[class*='checkRow']", has_text="metrics_stamps_agree")
+            assert row.count() == 1, "the check's row is not shown"
+            assert row.inner_text().split() == ["metrics_stamps_agree", "metrics_stamps_agree", "Succeeded"], \
+                row.inner_text()
+            assert row.locator("[aria-label='check_circle']").count() == 1
 
             # the catalog shows row counts and column schemas (Dagster's standard metadata)
             chunks = open_page(page, server.url + "/assets/chunks", "chunks")

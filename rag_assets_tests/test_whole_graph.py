@@ -1,4 +1,8 @@
-"""The whole graph, materialised through Dagster on a tiny corpus, with the real embedding model."""
+"""The whole graph, materialised through Dagster on the small corpus with the real embedding models, and its
+judging done again independently."""
+
+import json
+from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
@@ -12,6 +16,7 @@ from rag_assets.lib.ingest.chunking import STRATEGIES
 from rag_assets.lib.store import paths
 from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
 from rag_assets.runner.evaluation import materialize_all
+from rag_assets_tests.conftest import SMALL_CORPUS, SMALL_NEEDLES, SMALL_OUT_OF_DOMAIN
 from rag_assets_tests.fakes import FakeEmbeddingModels
 
 pytestmark = pytest.mark.integration
@@ -22,10 +27,18 @@ def _settings(tmp_path, corpus, needles) -> RagSettings:
                        out_of_domain=str(needles.parent / "tiny_out_of_domain.jsonl"))
 
 
-def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
-    settings = _settings(tmp_path, tiny_corpus, tiny_needles)
+@pytest.fixture(scope="module")
+def small_home(tmp_path_factory):
+    """The whole graph on the small corpus: every model, every strategy, every retriever, once."""
+    settings = RagSettings(home=str(tmp_path_factory.mktemp("small") / "home"), corpus_dir=str(SMALL_CORPUS),
+                           eval_set=str(SMALL_NEEDLES), out_of_domain=str(SMALL_OUT_OF_DOMAIN))
     instance = DagsterInstance.ephemeral()
     materialize_all(settings, instance, models=EmbeddingModels(), progress=lambda _: None)
+    return settings, instance
+
+
+def test_whole_graph_with_the_real_models(small_home):
+    settings, instance = small_home
     # the runs list tells what each run was: named jobs, tagged with the command, models and strategies
     runs = instance.get_runs()
     assert {run.job_name for run in runs} == {"observe_inputs", "evaluation_inputs", "chunking", "model_partition",
@@ -36,32 +49,25 @@ def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
     assert len([run for run in runs if run.job_name == "model_partition"]) == len(MODELS) * len(STRATEGIES)
 
     with duckdb.connect(str(settings.duckdb_path), read_only=True) as connection:
-        rows = connection.sql(
-            "SELECT model, strategy, retriever, count(*) AS n, count(hit_rank) AS hits "
-            "FROM retrieval_results WHERE query_kind = 'needle' AND retriever = 'dense' GROUP BY ALL ORDER BY model, strategy"
-        ).fetchall()
-        # 3 needles x 2 phrasings = 6 queries per strategy; every needle of this tiny corpus is
-        # retrievable within the top 25 (each strategy has fewer than 25 chunks here)
-        assert rows == [(model, strategy, "dense", 6, 6) for model in sorted(MODELS) for strategy in sorted(STRATEGIES)]
-        # the two out-of-domain queries are kept, with nothing to find, for every strategy
+        # 14 needles x 2 phrasings and 4 out-of-domain queries, through every retriever but the cross encoder
+        assert connection.sql("SELECT retriever, count(*) FROM retrieval_results GROUP BY 1 ORDER BY 1").fetchall() == [
+            (name, 32 * len(STRATEGIES) * len(MODELS)) for name in ("ann", "bm25", "dense", "hybrid",
+                                                                     "late_interaction")]
+        # the out-of-domain queries are kept, with nothing to find
         assert connection.sql("SELECT count(*), count(hit_rank) FROM retrieval_results "
                               "WHERE query_kind = 'out_of_domain' AND retriever = 'dense'").fetchall() == [
-            (2 * len(STRATEGIES) * len(MODELS), 0)]
-        # every retriever but the unconfigured cross encoder answers every query
-        assert connection.sql("SELECT retriever, count(*) FROM retrieval_results GROUP BY 1 ORDER BY 1").fetchall() == [
-            (name, 8 * len(STRATEGIES) * len(MODELS)) for name in ("ann", "bm25", "dense", "hybrid",
-                                                                    "late_interaction")]
-        # the descaling question, in the documentation's words, finds its needle first
-        rank = connection.sql(
-            "SELECT hit_rank FROM retrieval_results WHERE query_id = 'k1:doc' AND strategy = 'boundaries_header' "
-            "AND model = 'all-MiniLM-L6-v2' AND retriever = 'dense'"
-        ).fetchall()
-        assert rank == [(1,)]
+            (4 * len(STRATEGIES) * len(MODELS), 0)]
+        # more chunks than the 25 kept: a list never holds the whole index, so a needle can be missed
+        lists = connection.sql("SELECT min(len(chunk_ids)), max(len(chunk_ids)) FROM retrieval_results "
+                               "WHERE retriever = 'dense'").fetchall()
+        assert lists == [(25, 25)]
+        misses = connection.sql("SELECT count(*) FROM retrieval_results WHERE query_kind = 'needle' "
+                                "AND hit_rank IS NULL").fetchall()[0][0]
+        assert misses > 0
         stamps = connection.sql("SELECT DISTINCT model, dimension FROM retrieval_results ORDER BY model").fetchall()
         assert stamps == [("all-MiniLM-L6-v2", 384), ("paraphrase-MiniLM-L3-v2", 384), ("wordllama", 256)]
         metrics = connection.sql("SELECT * FROM metrics ORDER BY strategy, phrasing").to_arrow_table().to_pylist()
-        assert len(metrics) == 2 * len(STRATEGIES) * len(MODELS) * 5 and all(m["queries"] == 3 for m in metrics)
-        assert all(m["success_at_20"] == 1.0 for m in metrics if m["retriever"] != "bm25")
+        assert len(metrics) == 2 * len(STRATEGIES) * len(MODELS) * 5 and all(m["queries"] == 14 for m in metrics)
         # the refusal calibration of every configuration with a distance scale: 141 cuts each, one suggested
         calibrated = connection.sql("SELECT retriever, count(*), count_if(suggested) FROM threshold_sweep "
                                     "GROUP BY 1 ORDER BY 1").fetchall()
@@ -69,19 +75,22 @@ def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
                               for name in ("ann", "dense", "late_interaction")]
         assert connection.sql("SELECT count(*) FROM suggested_cuts WHERE auroc BETWEEN 0 AND 1").fetchall() == [
             (3 * len(STRATEGIES) * len(MODELS),)]
-        # the graph index against exact search, per configuration: a tiny index is searched exactly
-        assert connection.sql("SELECT count(*), min(ann_recall_at_10) FROM ann_recall").fetchall() == [
-            (len(STRATEGIES) * len(MODELS), 1.0)]
+        assert connection.sql("SELECT count(*) FROM ann_recall").fetchall() == [(len(STRATEGIES) * len(MODELS),)]
         costs = {row["strategy"]: row for row in connection.sql(
             "SELECT * FROM chunk_stats WHERE model = 'all-MiniLM-L6-v2'").to_arrow_table().to_pylist()}
-        assert set(costs) == set(STRATEGIES)
-        # the three documents are short: no chunk reaches the 256-token window, no answer is cut
-        assert all(row["truncated_chunks"] == 0 and row["answers_destroyed"] == 0 for row in costs.values())
-        assert costs["blind"]["header_tokens"] == costs["boundaries_overlap"]["header_tokens"] == 0
-        assert 0 < costs["boundaries_header"]["header_token_share"] < 1
-        assert isinstance(costs["blind"]["tokens_embedded"], int)
+    assert set(costs) == set(STRATEGIES)
+    # no boundary strategy cuts a needle, and blind cutting destroys exactly the needles that straddle a
+    # multiple of 512 characters of their page's canonical text (found here, not by the project's code)
+    texts = _canonical_texts(settings)
+    straddling = sorted(needle["id"] for needle in _needles() if _straddles(texts[needle["doc_id"]], needle["needle"]))
+    assert costs["blind"]["destroyed_needles"] == straddling and straddling
+    assert all(costs[s]["answers_destroyed"] == 0 for s in STRATEGIES if s.startswith("boundaries"))
+    # a whole page is longer than all-MiniLM-L6-v2's window of 256 word pieces; a 512-character chunk is not
+    assert costs["document"]["truncated_chunks"] > 0 and costs["boundaries"]["truncated_chunks"] == 0
+    assert costs["blind"]["header_tokens"] == costs["boundaries_overlap"]["header_tokens"] == 0
+    assert 0 < costs["boundaries_header"]["header_token_share"] < 1
 
-    parquet = paths.parquet_root(tmp_path / "home")
+    parquet = paths.parquet_root(Path(settings.home))
     vectors = pq.read_table(parquet / "embeddings/model=all-MiniLM-L6-v2/strategy=blind/data.parquet")
     assert set(vectors.column("model").to_pylist()) == {"all-MiniLM-L6-v2"}
     assert vectors.schema.field("vector").type.list_size == 384
@@ -91,10 +100,76 @@ def test_whole_graph_with_the_real_model(tmp_path, tiny_corpus, tiny_needles):
             "relevant_total", "latency_ms", "stage_ms", "model", "revision", "dimension", "normalized",
             "pipeline_version", "extractor_version", "snapshot_id", "strategy"} <= set(runs.column_names)
     assert runs.schema.field("hit_rank").type == "int64" and runs.schema.field("distances").type.value_type == "double"
-    assert runs.num_rows == 8 * 5  # 6 needle + 2 out-of-domain queries x 5 retrievers
+    assert runs.num_rows == 32 * 5
     extracted = pq.read_table(parquet / "extracted_text/data.parquet").to_pylist()
-    assert sorted((row["doc_id"], row["status"]) for row in extracted) == [
-        ("fridge-notes.txt", "ok"), ("guide/kettles.html", "ok"), ("toasters.html", "ok")]
+    assert len(extracted) == 30 and all(row["status"] == "ok" for row in extracted)
+
+
+# Judging done again here, from the needle's text and the page's canonical text only: a chunk answers a
+# needle query when the needle, whitespace folded, lies inside canonical[span_start:end]. Nothing of the
+# project's judging is used, so a fault there shows as a disagreement with ir_measures below.
+
+def _fold(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _needles() -> list[dict]:
+    return [json.loads(line) for line in SMALL_NEEDLES.read_text().splitlines() if line.strip()]
+
+
+def _canonical_texts(settings: RagSettings) -> dict[str, str]:
+    table = pq.read_table(paths.partition_path(Path(settings.home), "extracted_text"), columns=["doc_id", "text"])
+    return {row["doc_id"]: row["text"] for row in table.to_pylist()}
+
+
+def _straddles(text: str, needle: str) -> bool:
+    """Whether blind cutting (every 512 characters of the canonical text, from its start) cuts the needle."""
+    start = text.find(needle)
+    assert start >= 0, needle
+    return start // 512 != (start + len(needle) - 1) // 512
+
+
+def test_judging_done_independently_agrees_with_our_measures_through_ir_measures(small_home):
+    """success@k, precision@k, MRR and nDCG@10 of every model x strategy x retriever, from the rows' ranked
+    chunk ids and qrels derived here, by ir_measures (pytrec_eval), against ours to 1e-9."""
+    import ir_measures
+    from ir_measures import RR, P, Qrel, ScoredDoc, Success, nDCG
+
+    settings, _ = small_home
+    texts = _canonical_texts(settings)
+    needle_of = {f"{n['id']}:{phrasing}": n for n in _needles() for phrasing in n["questions"]}
+    with duckdb.connect(str(settings.duckdb_path), read_only=True) as connection:
+        rows = connection.sql("SELECT model, strategy, retriever, query_id, chunk_ids FROM latest_results "
+                              "WHERE query_kind = 'needle'").to_arrow_table().to_pylist()
+        ours = {(r["model"], r["strategy"], r["retriever"]): r for r in comparison(connection).to_pylist()}
+    holders: dict[tuple[str, str], set[str]] = {}
+    others: dict[tuple[str, str], int] = {}  # chunks of the needle's page that do not hold it
+    for strategy in STRATEGIES:
+        chunks = pq.read_table(paths.partition_path(Path(settings.home), "chunks", [("strategy", strategy)]),
+                               columns=["chunk_id", "doc_id", "span_start", "end"]).to_pylist()
+        for query, needle in needle_of.items():
+            page = [c for c in chunks if c["doc_id"] == needle["doc_id"]]
+            holders[(strategy, query)] = {c["chunk_id"] for c in page
+                                          if _fold(needle["needle"]) in _fold(texts[c["doc_id"]][c["span_start"]:c["end"]])}
+            others[(strategy, query)] = len(page) - len(holders[(strategy, query)])
+    measures = [*(Success @ k for k in (1, 4, 8, 20)), *(P @ k for k in (1, 4, 8, 20)), RR, nDCG @ 10]
+    for (model, strategy, retriever), expected in ours.items():
+        qrels, run = [], []
+        for row in (r for r in rows if (r["model"], r["strategy"], r["retriever"]) == (model, strategy, retriever)):
+            query = row["query_id"]
+            # a needle no chunk holds whole still has its answer: one relevant item that is never retrieved
+            qrels += [Qrel(query, chunk, 1) for chunk in holders[(strategy, query)] or {f"{query}:destroyed"}]
+            run += [ScoredDoc(query, chunk, float(len(row["chunk_ids"]) - i)) for i, chunk in enumerate(row["chunk_ids"])]
+        theirs = ir_measures.calc_aggregate(measures, qrels, run)
+        for k in (1, 4, 8, 20):
+            assert theirs[Success @ k] == pytest.approx(expected[f"success_at_{k}"], abs=1e-9), (model, strategy, retriever, k)
+            assert theirs[P @ k] == pytest.approx(expected[f"precision_at_{k}"], abs=1e-9), (model, strategy, retriever, k)
+        assert theirs[RR] == pytest.approx(expected["mrr"], abs=1e-9)
+        assert theirs[nDCG @ 10] == pytest.approx(expected["ndcg_at_10"], abs=1e-9)
+    assert len(ours) == len(MODELS) * len(STRATEGIES) * 5
+    # the judging can tell chunks apart: under every strategy but `document`, each needle's page has chunks
+    # that do not hold it, so a hit by page would be counted wrong
+    assert all(count > 0 for (strategy, _), count in others.items() if strategy != "document")
 
 
 def _resources(settings, models=None):
@@ -113,36 +188,3 @@ def test_missing_corpus_folder_stops_the_first_asset_naming_it(tmp_path, tiny_ne
     error = failure.event_specific_data.error
     assert error.cause.cls_name == "CorpusError"
     assert error.cause.message == f"rag_assets.lib.ingest.corpus.CorpusError: corpus folder {missing} does not exist\n"
-
-
-def test_our_measures_agree_with_ir_measures_on_real_retrieval_rows(tmp_path, tiny_corpus, tiny_needles):
-    """success@k (= recall@k for one needle), MRR and nDCG@10 from DuckDB against ir_measures (pytrec_eval), to 1e-9."""
-    import ir_measures
-    from ir_measures import RR, Qrel, ScoredDoc, Success, nDCG
-
-    settings = _settings(tmp_path, tiny_corpus, tiny_needles)
-    materialize_all(settings, DagsterInstance.ephemeral(), models=EmbeddingModels(), model_keys=["wordllama"],
-                    strategies=["blind", "boundaries_header"], progress=lambda _: None)
-    with duckdb.connect(str(settings.duckdb_path), read_only=True) as connection:
-        rows = connection.sql("SELECT * FROM query_measures").to_arrow_table().to_pylist()
-        ours = {(r["strategy"], r["retriever"]): r
-                for r in comparison(connection, ["strategy", "retriever"]).to_pylist()}
-    measures = [Success @ 1, Success @ 4, Success @ 8, Success @ 20, RR, nDCG @ 10]
-    checked = 0
-    for (strategy, retriever), expected in ours.items():
-        qrels, run = [], []
-        for row in (r for r in rows if (r["strategy"], r["retriever"]) == (strategy, retriever)):
-            query = row["query_id"]
-            relevant = [row["chunk_ids"][rank - 1] for rank in row["relevant_ranks"]]
-            # relevant chunks outside the list (and a needle no chunk holds) still count in the ideal
-            relevant += [f"unretrieved-{i}" for i in range(max(row["relevant_total"], 1) - len(relevant))]
-            qrels += [Qrel(query, doc, 1) for doc in relevant]
-            # scores from ranks, so ties cannot reorder the list
-            run += [ScoredDoc(query, doc, float(len(row["chunk_ids"]) - i)) for i, doc in enumerate(row["chunk_ids"])]
-        theirs = ir_measures.calc_aggregate(measures, qrels, run)
-        for k in (1, 4, 8, 20):
-            assert theirs[Success @ k] == pytest.approx(expected[f"success_at_{k}"], abs=1e-9)
-        assert theirs[RR] == pytest.approx(expected["mrr"], abs=1e-9)
-        assert theirs[nDCG @ 10] == pytest.approx(expected["ndcg_at_10"], abs=1e-9)
-        checked += 1
-    assert checked == 2 * 5  # two strategies x dense, ann, bm25, hybrid, late_interaction
