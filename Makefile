@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test test-fast install install-test browser postgres ui clean
+.PHONY: demo test test-fast mutation install install-test browser postgres ui clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,8 +49,13 @@ test: install-test browser postgres
 test-fast: install-test
 	$(BIN)/python -m pytest -m "not integration and not servers and not browser" -n $(TEST_WORKERS) --dist loadfile
 
+# mutation testing of the core modules (pyproject.toml: [tool.mutmut]); the scores per module are printed by
+# bench/mutation.py and recorded in BENCHMARKS.md with its time. Not part of `make test`
+mutation: install-test
+	$(BIN)/python bench/mutation.py --run
+
 ui: install
 	$(BIN)/rag-assets ui
 
 clean:
-	rm -rf $(VENV) storage
+	rm -rf $(VENV) storage mutants
