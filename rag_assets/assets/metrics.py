@@ -3,7 +3,6 @@ the stamp check and the regression alarm."""
 
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 from dagster import (
     AssetCheckResult,
@@ -22,6 +21,7 @@ from rag_assets.lib.evaluate.misses import worst_queries_of_default
 from rag_assets.lib.evaluate.regressions import latest_regressions
 from rag_assets.lib.evaluate.report import build_report, headline, plots_markdown
 from rag_assets.lib.evaluate.results_store import record_evaluation
+from rag_assets.lib.store.database import read_only
 from rag_assets.lib.store.paths import stored_database
 from rag_assets.lib.store.schemas import STAMP_FIELDS
 from rag_assets.lib.store.stamps import PIPELINE_VERSION, stamp_problems
@@ -47,6 +47,8 @@ def retrieval_metrics(
     evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id, lambda stamps:
                                    stamp_problems(stamps, models.installed_revisions(stamps),
                                                   expected=snapshot_of(corpus_snapshot)))
+    for warning in evaluation.warnings:
+        context.log.warning(warning)
     report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,
                           Path(settings.home) / "report", evaluation.cuts)
     comparison, comparisons, chunk_stats, *refusal = report.sections.values()
@@ -75,7 +77,7 @@ def retrieval_metrics(
 @asset_check(asset=retrieval_metrics, blocking=True, additional_ins={"corpus_snapshot": AssetIn()},
              description="Every configuration of the newest run was built from the same snapshot, pipeline and current weights.")
 def metrics_stamps_agree(settings: RagSettings, models: EmbeddingModels, corpus_snapshot: pa.Table) -> AssetCheckResult:
-    with duckdb.connect(str(stored_database(Path(settings.home))), read_only=True) as connection:
+    with read_only(stored_database(Path(settings.home))) as connection:
         stamps = connection.sql(
             f"SELECT DISTINCT {', '.join(STAMP_FIELDS)} FROM latest_results ORDER BY ALL").to_arrow_table().to_pylist()
     problems = stamp_problems(stamps, models.installed_revisions(stamps), expected=snapshot_of(corpus_snapshot))
@@ -91,7 +93,7 @@ def metrics_stamps_agree(settings: RagSettings, models: EmbeddingModels, corpus_
              "queries (sign test on success@k, Wilcoxon on reciprocal rank); fails on a drop with p < 0.05, "
              "warns when the evaluation set changed between the two runs.")
 def no_significant_regression(settings: RagSettings) -> AssetCheckResult:
-    with duckdb.connect(str(stored_database(Path(settings.home))), read_only=True) as connection:
+    with read_only(stored_database(Path(settings.home))) as connection:
         report = latest_regressions(connection)
     return AssetCheckResult(
         passed=not report.drops and not report.evaluation_set_changed,

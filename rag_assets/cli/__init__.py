@@ -207,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:  # noqa: BLE001 - every other failure is told in one paragraph too
         if debugging():
             raise
+        if getattr(error, "paragraph", False):  # an expected failure that says all there is to say
+            print(f"{command}: {error}", file=sys.stderr)
+            return EXIT_FAILED
         print(f"{command}: {error_sentence(type(error).__name__, str(error))}. Run with --debug (or "
               f"{DEBUG_ENV_VAR}=1) for the traceback.", file=sys.stderr)
         return EXIT_FAILED

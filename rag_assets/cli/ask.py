@@ -9,11 +9,10 @@ from pathlib import Path
 
 from rag_assets.cli.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_REFUSED
 from rag_assets.lib.store import paths
+from rag_assets.lib.store.database import DamagedDatabase, read_only
 
 
 def ask_command(args: argparse.Namespace, home: Path) -> int:
-    import duckdb
-
     from rag_assets.lib.answer import ask as asking
     from rag_assets.lib.answer.choice import calibrated_cut, default_configuration
     from rag_assets.lib.answer.traces import record_trace
@@ -28,7 +27,7 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
                                   "--model, --strategy, --retriever and --cut")
         model, strategy, retriever, cut = args.model, args.strategy, args.retriever, args.cut
         if needs_metrics:
-            with duckdb.connect(str(database), read_only=True) as connection:
+            with read_only(database) as connection:
                 model, strategy, retriever = default_configuration(connection, model, strategy, retriever)
                 cut = cut if cut is not None else calibrated_cut(connection, model, strategy, retriever)
         embedder = load_model(model, onnx_dir=paths.onnx_dir(home))
@@ -36,7 +35,7 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
                             args.budget)
         cited = asking.verify_citations(Path(args.verify).read_text(encoding="utf-8"), answer.sources) \
             if args.verify else None
-    except (asking.AskError, asking.CitationError, ModelUnavailableError, OSError) as error:
+    except (asking.AskError, asking.CitationError, ModelUnavailableError, DamagedDatabase, OSError) as error:
         print(f"rag-assets ask: {error}", file=sys.stderr)
         return EXIT_FAILED
     record_trace(home, answer, cited)

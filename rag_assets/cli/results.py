@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rag_assets.cli.exit_codes import EXIT_FAILED, EXIT_NO_RESULTS, EXIT_OK
 from rag_assets.lib.store import paths
+from rag_assets.lib.store.database import read_only
 
 CONFIGURATION = ["model", "strategy", "retriever"]
 
@@ -30,8 +31,6 @@ def stored_results(home: Path) -> Path | None:
 def report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
     """The comparison grouped by ``by`` (and with ``paired``, the paired tests), the approximate
     search's recall and the suggested refusal cuts, as Markdown tables or JSON."""
-    import duckdb
-
     from rag_assets.lib.evaluate.comparisons import comparisons_heading
     from rag_assets.lib.evaluate.measures import (
         ann_recall,
@@ -50,7 +49,7 @@ def report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
     database = stored_results(home)
     if database is None:
         return EXIT_NO_RESULTS
-    with duckdb.connect(str(database), read_only=True) as connection:
+    with read_only(database) as connection:
         mixed = mixed_latest_stamps(connection)
         if mixed:
             print(f"rag-assets report: refused: the latest evaluation run in {database} mixes builds ("
@@ -87,8 +86,6 @@ def report_command(args: argparse.Namespace, home: Path) -> int:
 
 def history_command(args: argparse.Namespace, home: Path) -> int:
     """recall@20 with its interval and MRR of one configuration in every evaluation run."""
-    import duckdb
-
     from rag_assets.lib.embed.models import DEFAULT_MODEL
     from rag_assets.lib.evaluate.comparisons import REPORT_STRATEGY, STRATEGY_RETRIEVER
     from rag_assets.lib.evaluate.measures import history
@@ -99,7 +96,7 @@ def history_command(args: argparse.Namespace, home: Path) -> int:
         return EXIT_NO_RESULTS
     model = args.model or DEFAULT_MODEL
     strategy, retriever = args.strategy or REPORT_STRATEGY, args.retriever or STRATEGY_RETRIEVER
-    with duckdb.connect(str(database), read_only=True) as connection:
+    with read_only(database) as connection:
         table = history(connection, model, strategy, retriever)
     if not len(table):
         print(f"no evaluation run holds {model} x {strategy} x {retriever}", file=sys.stderr)
@@ -111,7 +108,6 @@ def history_command(args: argparse.Namespace, home: Path) -> int:
 
 def export_command(args: argparse.Namespace, home: Path) -> int:
     """The newest run's configurations as TREC run files with their qrels."""
-    import duckdb
     import pyarrow.parquet as pq
 
     from rag_assets.lib.evaluate.measures import stored_configurations
@@ -121,7 +117,7 @@ def export_command(args: argparse.Namespace, home: Path) -> int:
     if database is None:
         return EXIT_NO_RESULTS
     wanted = (args.model, args.strategy, args.retriever)
-    with duckdb.connect(str(database), read_only=True) as connection:
+    with read_only(database) as connection:
         configurations = [c for c in stored_configurations(connection)
                           if all(want in (None, have) for want, have in zip(wanted, c))]
         rows = {c: stored_rows(connection, *c) for c in configurations}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 from typing import Callable, Sequence
 
 from dagster import DagsterInstance
@@ -21,6 +22,8 @@ from dagster import DagsterInstance
 from rag_assets.definitions import build_definitions
 from rag_assets.lib.embed.models import registry
 from rag_assets.lib.ingest.chunking import STRATEGIES
+from rag_assets.lib.store.database import damage_of
+from rag_assets.lib.store.paths import stored_database
 from rag_assets.partitions import (
     MODEL,
     STRATEGY,
@@ -110,11 +113,12 @@ class Runner:
             raise failure(failure_paragraph(result, what), result.run_id)
         return result
 
-    def checks_unless_current(self, job: str, partition_key=None, label: str = "") -> list[CheckOutcome]:
+    def checks_unless_current(self, job: str, partition_key=None, label: str = "",
+                              output_whole: bool = True) -> list[CheckOutcome]:
         """The checks of the job's run for this partition: of a new run, or, when the partition is up
-        to date (and ``rebuild`` is off), of the run that built it."""
-        kept = None if self.rebuild else current_checks(self.definitions, self.instance, self.fingerprint, job,
-                                                        partition_key)
+        to date (and ``rebuild`` is off, and its output is whole on disk), of the run that built it."""
+        kept = None if self.rebuild or not output_whole else current_checks(
+            self.definitions, self.instance, self.fingerprint, job, partition_key)
         if kept is None:
             return checks_of(self.run(job, partition_key, label))
         self.progress(f"up to date: {job}{' ' + label if label else ''} (nothing it reads has changed)")
@@ -129,6 +133,13 @@ class Runner:
     def model_partitions(self, model: str, strategies: Sequence[str]) -> list[CheckOutcome]:
         return [outcome for strategy in strategies for outcome in self.checks_unless_current(
             "model_partition", model_strategy_key(model, strategy), f"[{model} x {strategy}]")]
+
+
+def metrics_whole(settings: RagSettings) -> bool:
+    """Whether ``metrics.duckdb`` is there and readable: a missing or damaged one is rebuilt even when
+    every input is unchanged."""
+    database = stored_database(Path(settings.home))
+    return database.exists() and damage_of(database) is None
 
 
 def _tags(command: str, model_keys: Sequence[str], strategies: Sequence[str]) -> dict[str, str]:
@@ -169,7 +180,7 @@ def materialize_all(
     for model in model_keys:
         outcome.checks += runner.model_partitions(model, strategies)
         outcome.partitions += [f"{model} x {strategy}" for strategy in strategies]
-    outcome.checks += runner.checks_unless_current("evaluation_metrics")
+    outcome.checks += runner.checks_unless_current("evaluation_metrics", output_whole=metrics_whole(settings))
     outcome.up_to_date = runner.skipped
     return outcome
 

@@ -10,7 +10,7 @@ import os
 import re
 import shutil
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -24,6 +24,7 @@ from rag_assets.lib.evaluate.measures import (
     write_results,
     write_threshold_sweep,
 )
+from rag_assets.lib.store.database import keep_previous, set_aside
 from rag_assets.lib.store.paths import (
     check_readable,
     dimensions_of_path,
@@ -45,6 +46,7 @@ class Evaluation:
     costs: pa.Table  # chunk_stats
     configurations: list[tuple[str, str]]  # (model, strategy) of the newest run
     cuts: pa.Table | None  # suggested_cuts, when a refusal calibration was materialised
+    warnings: list[str] = field(default_factory=list)  # a damaged file set aside, say
 
 
 def read_partitions(connection: duckdb.DuckDBPyConnection, home: Path, asset: str, columns: list[str]) -> pa.Table:
@@ -77,6 +79,7 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
         raise RejectedEvaluation("nothing was recorded: the materialised retrieval partitions do not come from one "
                                  "consistent build:\n" + "\n".join(problems))
     stored_file(home, database)  # the object store's copy, when one is configured, is the one appended to
+    warnings = set_aside(database)  # a damaged file is kept aside, and the history taken from the one before
     with replaced_atomically(database, home) as working, duckdb.connect(str(working)) as connection:
         first = runs.slice(0, 1).to_pylist()[0] if len(runs) else {}
         run_id = write_results(connection, runs, {"dagster_run_id": dagster_run_id,
@@ -92,6 +95,7 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
             costs=connection.sql("SELECT * FROM chunk_stats").to_arrow_table(),
             configurations=connection.sql("SELECT DISTINCT model, strategy FROM latest_results ORDER BY ALL").fetchall(),
             cuts=connection.sql("SELECT * FROM suggested_cuts").to_arrow_table() if calibrated else None,
+            warnings=warnings,
         )
 
 
@@ -123,6 +127,7 @@ def replaced_atomically(database: Path, home: Path) -> Iterator[Path]:
         try:
             if written:
                 _wal(working).unlink(missing_ok=True)  # the working copy was checkpointed when it closed
+                keep_previous(database)  # the file replaced stays beside it: the history if this one is damaged
                 publish(home, working, database)
                 _wal(database).unlink(missing_ok=True)
         finally:
