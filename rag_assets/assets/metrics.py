@@ -31,6 +31,13 @@ from rag_assets.tags import DUCKDB_WRITE_POOL
 
 # the observed inputs are direct dependencies too: a changed corpus or model shows the metrics stale, and the
 # nightly run observes them before it evaluates
+def stamp_rule(models: EmbeddingModels, corpus_snapshot: pa.Table):
+    """What every configuration's stamps must agree with: the installed weights and this snapshot. The
+    evaluation checks them before it writes anything, so a mixed build never becomes the latest result."""
+    expected = snapshot_of(corpus_snapshot)
+    return lambda stamps: stamp_problems(stamps, models.installed_revisions(stamps), expected=expected)
+
+
 @asset(group_name="metrics", pool=DUCKDB_WRITE_POOL, automation_condition=EVALUATE, kinds={"python", "duckdb"},
        code_version=PIPELINE_VERSION,
        deps=["corpus_folder", "embedding_model", "retrieval_runs", "refusal_calibration", "embeddings", "chunk_quality"])
@@ -43,10 +50,8 @@ def retrieval_metrics(
     Reads every materialised partition of its inputs from Parquet (read_parquet) and appends them as a
     new evaluation run (history is kept); writes the report (Markdown and PNG plots) beside the file.
     """
-    # the stamps are checked before anything is written: a mixed build never becomes the latest result
-    evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id, lambda stamps:
-                                   stamp_problems(stamps, models.installed_revisions(stamps),
-                                                  expected=snapshot_of(corpus_snapshot)))
+    evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id,
+                                   stamp_rule(models, corpus_snapshot))
     for warning in evaluation.warnings:
         context.log.warning(warning)
     report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,
@@ -80,7 +85,7 @@ def metrics_stamps_agree(settings: RagSettings, models: EmbeddingModels, corpus_
     with read_only(stored_database(Path(settings.home))) as connection:
         stamps = connection.sql(
             f"SELECT DISTINCT {', '.join(STAMP_FIELDS)} FROM latest_results ORDER BY ALL").to_arrow_table().to_pylist()
-    problems = stamp_problems(stamps, models.installed_revisions(stamps), expected=snapshot_of(corpus_snapshot))
+    problems = stamp_rule(models, corpus_snapshot)(stamps)
     return AssetCheckResult(
         passed=not problems, severity=AssetCheckSeverity.ERROR,
         description="\n".join(problems) or f"{len(stamps)} configurations, one consistent build",

@@ -54,7 +54,7 @@ def damage_of(database: Path) -> str | None:
             tables = [name for (name,) in connection.sql(
                 "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'").fetchall()]
             for table in tables:
-                connection.sql(f'SELECT * FROM "{table}"').fetch_arrow_reader(1 << 16).read_all()
+                connection.sql(f'SELECT * FROM "{table}"').to_arrow_reader(1 << 16).read_all()
     except duckdb.Error as error:
         if _is_lock(error):
             return None
