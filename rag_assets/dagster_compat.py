@@ -23,6 +23,9 @@ PRIVATE_NAMES: dict[str, str] = {
     "TemporalContext": "dagster._core.asset_graph_view.asset_graph_view",
     "get_current_datetime": "dagster._time",
     "AssetGraph": "dagster._core.definitions.assets.graph.asset_graph",
+    "LocalComputeLogManager": "dagster._core.storage.local_compute_log_manager",
+    "CapturedLogContext": "dagster._core.storage.compute_log_manager",
+    "redirect_to_file": "dagster._core.execution.compute_logs",
 }
 
 

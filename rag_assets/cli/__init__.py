@@ -24,6 +24,8 @@ from rag_assets.cli.exit_codes import (
     EXIT_REFUSED,
     EXIT_USAGE,
 )
+from rag_assets.runner.interrupts import pending as interrupt_pending
+from rag_assets.runner.interrupts import watch as watch_interrupts
 from rag_assets.settings import Settings, SettingsError, current, set_debug
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NO_RESULTS", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE",
@@ -131,7 +133,8 @@ def honour_interrupts() -> None:
     or a weakref callback (SQLAlchemy's, inside Dagster's storage) is only printed there, "Exception
     ignored in ...", and the run would go on to record its results; it is delivered again instead, a
     moment later (from a timer thread, once the finalizer has returned), so it lands in the code that was
-    running."""
+    running. Once an interrupt arrived, any other "Exception ignored" (a database connection closed in the
+    middle of a query as the run was torn down) is its consequence, and is not printed."""
     def interrupt(signum, frame):
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
         raise KeyboardInterrupt(f"signal {signum}")
@@ -142,9 +145,12 @@ def honour_interrupts() -> None:
             again.daemon = True
             again.start()
             return
+        if interrupt_pending():  # a connection closed mid-query as Ctrl-C tore the run down: its consequence
+            return
         print_unraisable(unraisable)
 
     print_unraisable = sys.unraisablehook
+    watch_interrupts()  # one that Dagster takes while it ends a run, and forgets, is still seen
     if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
         signal.signal(signal.SIGINT, signal.default_int_handler)  # started with Ctrl-C ignored (in the background)
     signal.signal(signal.SIGTERM, interrupt)
@@ -179,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     honour_interrupts()
     from rag_assets.runner.failures import (
         DEBUG_ENV_VAR,
+        InterruptedAfterRun,
         RunFailed,
         RunInterrupted,
         UsageError,
@@ -192,9 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:  # nothing ran: one line and the usage exit status, as argparse does
         print(f"{command}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except (KeyboardInterrupt, RunInterrupted):
+    except (KeyboardInterrupt, RunInterrupted) as error:
         if debugging():
             raise
+        if isinstance(error, InterruptedAfterRun):
+            print(f"{command}: interrupted: {error}. Run the command again to go on.", file=sys.stderr)
+            return EXIT_INTERRUPTED
         print(f"{command}: interrupted. The run in progress was recorded as failed and released what it held; "
               "nothing it had not finished became the current result. Run the command again to go on.",
               file=sys.stderr)

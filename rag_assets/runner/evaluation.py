@@ -32,6 +32,7 @@ from rag_assets.partitions import (
 )
 from rag_assets.resources import EmbeddingModels, RagSettings
 from rag_assets.runner.failures import (
+    InterruptedAfterRun,
     RunFailed,
     RunInterrupted,
     UsageError,
@@ -48,7 +49,10 @@ from rag_assets.runner.freshness import (
     metadata_of,
     settings_fingerprint,
 )
+from rag_assets.runner.interrupts import pending as interrupt_pending
 from rag_assets.runner.writers_slot import (
+    fail_runs_of_gone_processes,
+    fail_unfinished_runs_of,
     release_slots_of_dead_runs,
     wait_for_writers_slot,
 )
@@ -83,7 +87,7 @@ class Runner:
         self.tags = {TRIGGER_TAG: "cli", SETTINGS_TAG: self.fingerprint, PID_TAG: str(os.getpid()),
                      HOST_TAG: socket.gethostname(), **(tags or {})}
         self.skipped: list[str] = []
-        for message in release_slots_of_dead_runs(instance):
+        for message in release_slots_of_dead_runs(instance) + fail_runs_of_gone_processes(instance):
             progress(message)
 
     def writes_duckdb(self, job: str) -> bool:
@@ -101,13 +105,22 @@ class Runner:
             wait_for_writers_slot(self.instance, current().instance.slot_wait, self.progress)
         self.progress(f"running {what}")
         debug = debugging()
-        result = self.definitions.resolve_job_def(job).execute_in_process(
-            instance=self.instance, partition_key=partition_key, tags=self.tags,
-            run_config=DEBUG_RUN_CONFIG if debug else QUIET_RUN_CONFIG, raise_on_error=raise_on_error and debug,
-        )
+        try:
+            result = self.definitions.resolve_job_def(job).execute_in_process(
+                instance=self.instance, partition_key=partition_key, tags=self.tags,
+                run_config=DEBUG_RUN_CONFIG if debug else QUIET_RUN_CONFIG, raise_on_error=raise_on_error and debug,
+            )
+        except BaseException:  # stopped before Dagster could end the run (Ctrl-C as it created it, say)
+            fail_unfinished_runs_of(self.instance, os.getpid(), f"{what} was stopped before it ended (interrupted "
+                                                                 "or failed as it started)")
+            raise
         if not debug:
             for message in warnings_of(self.instance, result.run_id):
                 self.progress(f"warning: {message}")
+        if interrupt_pending():  # also one Dagster took while it wrote the run's last events, and forgot
+            raise InterruptedAfterRun(f"{what} {'finished' if result.success else 'was stopped'} (run "
+                                 f"{result.run_id[:8]}, recorded as {'a success' if result.success else 'failed'})"
+                                 "; nothing after it ran", result.run_id)
         if raise_on_error and not result.success:
             failure = RunInterrupted if interrupted(result) else RunFailed
             raise failure(failure_paragraph(result, what), result.run_id)

@@ -36,6 +36,11 @@ class RunInterrupted(RunFailed):
     """A run stopped by Ctrl-C or SIGTERM (Dagster records it as failed and releases its slots)."""
 
 
+class InterruptedAfterRun(RunInterrupted):
+    """Ctrl-C or SIGTERM arrived while Dagster ended a run (which it recorded as it ended): the command
+    stops before its next run; the message says which run it was and how it was recorded."""
+
+
 def debugging() -> bool:
     """The debug setting; False when the settings themselves cannot be read (that error is told plainly)."""
     try:

@@ -27,9 +27,17 @@ DEFAULT_MAX_RUNS = defaults(Instance).max_runs
 MARKER = "# Written by rag_assets"
 
 _TELEMETRY = "telemetry:\n  enabled: false\n"
+# a step's stdout and stderr in the instance's files (the UI shows them), with no console-mirroring child
+# processes for a Ctrl-C to reach (runner/compute_logs.py)
+_COMPUTE_LOGS = """compute_logs:
+  module: rag_assets.runner.compute_logs
+  class: StepLogsToFiles
+  config:
+    base_dir: {base_dir}
+"""
 
 
-def instance_yaml(postgres: bool, max_runs: int = DEFAULT_MAX_RUNS) -> str:
+def instance_yaml(postgres: bool, max_runs: int = DEFAULT_MAX_RUNS, folder: Path | None = None) -> str:
     """dagster.yaml for the embedded (SQLite) instance, or the PostgreSQL one with queued runs."""
     concurrency = f"""# Runs started by the UI, sensors, schedules and backfills wait in a queue; the daemon (`dagster dev`,
 # or `dagster-daemon run`) starts at most max_concurrent_runs of them at once ({MAX_RUNS_ENV_VAR}).
@@ -43,14 +51,15 @@ concurrency:
   pools:
     default_limit: 1
 """
+    logs = _COMPUTE_LOGS.format(base_dir=Path(folder) / "storage") if folder is not None else ""
     if not postgres:
-        return f"{MARKER} (embedded SQLite instance; set {POSTGRES_URL_ENV_VAR} for PostgreSQL).\n{concurrency}{_TELEMETRY}"
+        return f"{MARKER} (embedded SQLite instance; set {POSTGRES_URL_ENV_VAR} for PostgreSQL).\n{concurrency}{logs}{_TELEMETRY}"
     return f"""{MARKER} (PostgreSQL instance, because {POSTGRES_URL_ENV_VAR} is set).
 storage:
   postgres:
     postgres_url:
       env: {POSTGRES_URL_ENV_VAR}
-{concurrency}{_TELEMETRY}"""
+{concurrency}{logs}{_TELEMETRY}"""
 
 
 def ensure_dagster_home(home: Path) -> Path:
@@ -59,7 +68,7 @@ def ensure_dagster_home(home: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "dagster.yaml"
     configured = current().instance
-    wanted = instance_yaml(bool(configured.postgres_url), configured.max_runs)
+    wanted = instance_yaml(bool(configured.postgres_url), configured.max_runs, folder.resolve())
     written = config.read_text() if config.exists() else None
     if written is None or (written.startswith(MARKER) and written != wanted):
         config.write_text(wanted)

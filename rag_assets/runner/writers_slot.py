@@ -8,7 +8,7 @@ import socket
 import time
 from typing import Callable
 
-from dagster import DagsterInstance
+from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from rag_assets.lib.store.paths import pid_alive
 from rag_assets.tags import (
@@ -94,3 +94,31 @@ def run_process_alive(tags: dict) -> bool:
     except ValueError:
         return False
     return pid_alive(pid, command_contains=b"rag")
+
+
+UNFINISHED = [DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
+
+
+def fail_unfinished_runs_of(instance: DagsterInstance, pid: int, why: str) -> list[str]:
+    """Record as failed every run of the `rag-assets` process ``pid`` of this machine that has not
+    ended (created, starting or started), so that the UI's run list shows no run in progress that is
+    not. Returns the ids of the runs it failed."""
+    failed = []
+    for run in instance.get_runs(RunsFilter(tags={PID_TAG: str(pid), HOST_TAG: socket.gethostname()},
+                                            statuses=UNFINISHED)):
+        instance.report_run_failed(run, why)
+        failed.append(run.run_id)
+    return failed
+
+
+def fail_runs_of_gone_processes(instance: DagsterInstance) -> list[str]:
+    """Record as failed the unfinished runs of `rag-assets` processes of this machine that are gone
+    (killed with kill -9, say), whether or not they held a slot. Returns what was done, one line each."""
+    said = []
+    for run in instance.get_runs(RunsFilter(statuses=UNFINISHED)):
+        if PID_TAG in run.tags and run.tags.get(HOST_TAG) == socket.gethostname() and not run_process_alive(run.tags):
+            instance.report_run_failed(run, f"its process {run.tags[PID_TAG]} is gone (killed or stopped); marked "
+                                            "failed by the next rag-assets command")
+            said.append(f"run {run.run_id} ({run.job_name}) of process {run.tags[PID_TAG]}, which is gone, is "
+                        "recorded as failed")
+    return said
