@@ -84,3 +84,78 @@ def test_a_damaged_database_without_a_whole_earlier_copy_starts_the_history_agai
     assert len(history_runs(env)) == 1
     [aside] = list(home.glob("metrics.duckdb.damaged-*"))
     assert aside.read_bytes().startswith(b"not a DuckDB file")
+
+
+def recorded_runs(home: Path) -> int:
+    import duckdb
+
+    with duckdb.connect(str(home / "metrics.duckdb"), read_only=True) as connection:
+        return connection.sql("SELECT count(*) FROM evaluation_runs").fetchall()[0][0]
+
+
+def unfinished_runs(home: Path) -> list[str]:
+    from dagster import DagsterInstance
+
+    with DagsterInstance.from_config(str(home / "dagster")) as instance:
+        return [f"{run.job_name} {run.status}" for run in instance.get_runs() if not run.is_finished]
+
+
+STAGES = ["running observe_inputs", "running evaluation_inputs", "running chunking", "running model_partition",
+          "running evaluation_metrics"]
+
+
+@pytest.mark.servers
+@pytest.mark.parametrize("to_group", [False, True], ids=["to-the-process", "to-its-group-as-a-terminal-does"])
+def test_ctrl_c_is_honoured_at_every_stage_in_one_line(tmp_path, to_group):
+    import os
+    import signal
+    import time
+
+    home = tmp_path / "home"
+    env = tiny_home_env(home)
+    assert cli(env, "evaluate", *WORDLLAMA).returncode == 0
+    for stage in STAGES:
+        for delay in (0.0, 0.3):
+            before = recorded_runs(home)
+            process = subprocess.Popen([sys.executable, "-m", "rag_assets.cli", "evaluate", *WORDLLAMA, "--rebuild"],
+                                       env=env, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       text=True, start_new_session=to_group)
+            for line in process.stdout:
+                if line.startswith(f"rag-assets: {stage}"):
+                    break
+            time.sleep(delay)
+            if to_group:
+                os.killpg(process.pid, signal.SIGINT)  # the terminal's Ctrl-C: every process of the group
+            else:
+                process.send_signal(signal.SIGINT)
+            stdout, stderr = process.communicate(timeout=300)  # a guard against a hang, not a speed limit
+            case = f"{stage} + {delay} s"
+            if process.returncode == 0:  # only when the whole command had ended before the signal arrived
+                assert stage == STAGES[-1] and "Traceback" not in stderr, (case, stderr)
+                continue
+            assert process.returncode == 130, (case, stdout[-2000:], stderr[-2000:])
+            assert "Traceback" not in stdout + stderr, (case, stderr[-3000:])
+            [said] = stderr.strip().splitlines()
+            assert said.startswith("rag-assets evaluate: interrupted"), (case, said)
+            assert unfinished_runs(home) == [], case  # no run is left "started"
+            # nothing new is recorded, unless the metrics had finished and the line says so
+            finished = "evaluation_metrics finished" in said and "recorded as a success" in said
+            assert recorded_runs(home) == before + finished, (case, said)
+
+
+@pytest.mark.parametrize("key", ["../../evil", "/tmp/evil", "a\x00b", "x" * 300], ids=["dot-dot", "absolute", "nul", "long"])
+def test_a_model_key_that_would_leave_the_storage_folder_is_refused_when_registered(tmp_path, key):
+    import json
+
+    home = tmp_path / "deep" / "er" / "home"
+    registry = tmp_path / "models.json"
+    registry.write_text(json.dumps([{"key": key, "loader": "wordllama", "package": "wordllama", "dimension": 256,
+                                     "window": None}]), encoding="utf-8")
+    env = {**tiny_home_env(home), "RAG_ASSETS_MODELS_FILE": str(registry)}
+    result = cli(env, "evaluate", "--models", "wordllama", "--strategies", "boundaries")
+    assert result.returncode == 1
+    said = one_paragraph(result, "evaluate")
+    assert f"model registry file {registry}, entry 1: the model key" in said
+    written = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*") if path.is_file())
+    assert [path for path in written if not path.startswith("deep/er/home/")] == ["models.json"], written
+    assert not list(tmp_path.rglob("*evil*")) and not (home / "embedding_cache").exists()

@@ -12,6 +12,7 @@ it is asked and the file changed, never at import time.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -28,6 +29,7 @@ from rag_assets.lib.embed.spec import (
     ModelUnavailableError,
 )
 from rag_assets.lib.embed.wordllama_model import WordLlamaEmbedder
+from rag_assets.lib.store.names import UnsafeName, check_name
 from rag_assets.settings import current
 
 BUILT_IN: dict[str, ModelSpec] = {
@@ -46,13 +48,58 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 def models_from_file(path: Path) -> dict[str, ModelSpec]:
     """Registry entries from a JSON file: a list of objects with ModelSpec's fields (a local copy of
-    a model's weights has ``folder``). Lets a user register a model folder without editing code."""
+    a model's weights has ``folder``). Lets a user register a model folder without editing code. Every
+    entry is checked as it is read: a fault is one ModelUnavailableError naming the file, the entry and
+    the field (or JSON's line and column)."""
+    where = f"model registry file {path}"
     try:
-        entries = json.loads(Path(path).read_text(encoding="utf-8"))
-        specs = [ModelSpec(**entry) for entry in entries]
-    except (OSError, ValueError, TypeError) as error:
-        raise ModelUnavailableError(f"model registry file {path}: {error}") from error
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ModelUnavailableError(f"{where}: {getattr(error, 'strerror', None) or error}") from error
+    try:
+        entries = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ModelUnavailableError(f"{where}: not JSON: line {error.lineno}, column {error.colno}: {error.msg}") from error
+    if not isinstance(entries, list):
+        raise ModelUnavailableError(f"{where}: must be a JSON list of objects, one per model; it is a "
+                                    f"{type(entries).__name__}")
+    specs = [spec_of_entry(entry, f"{where}, entry {number}") for number, entry in enumerate(entries, 1)]
     return {spec.key: spec for spec in specs}
+
+
+def spec_of_entry(entry: object, where: str) -> ModelSpec:
+    """One registry file entry as a ModelSpec, or ModelUnavailableError naming ``where`` and the field."""
+    fields = {field.name: field for field in dataclasses.fields(ModelSpec)}
+    required = [name for name, field in fields.items()
+                if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING]
+    if not isinstance(entry, dict):
+        raise ModelUnavailableError(f"{where}: is a JSON {type(entry).__name__}, not an object with the fields "
+                                    f"{', '.join(fields)}")
+    unknown = sorted(set(entry) - set(fields))
+    missing = [name for name in required if name not in entry]
+    if unknown or missing:
+        raise ModelUnavailableError(
+            f"{where}: " + "; ".join(([f"unknown field(s) {', '.join(map(repr, unknown))}"] if unknown else [])
+                                     + ([f"missing field(s) {', '.join(map(repr, missing))}"] if missing else []))
+            + f"; the fields are {', '.join(fields)} (required: {', '.join(required)})")
+    try:
+        check_name(entry["key"], "the model key")
+    except UnsafeName as error:
+        raise ModelUnavailableError(f"{where}: {error}") from error
+    kinds = {"dimension": int, "window": (int, type(None)), "normalized": bool, "loader": str, "package": str,
+             "query_prefix": str, "document_prefix": str, "folder": (str, type(None)),
+             "tokenizer_package": (str, type(None))}
+    for name, kind in kinds.items():
+        value = entry.get(name)
+        if name in entry and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
+            raise ModelUnavailableError(f"{where} (key {entry['key']!r}): field {name!r} is {value!r}, which is not "
+                                        f"{'an integer' if kind is int else 'of the right kind'}")
+    if entry["dimension"] <= 0 or (entry.get("window") is not None and entry["window"] <= 0):
+        raise ModelUnavailableError(f"{where} (key {entry['key']!r}): dimension and window must be positive")
+    if entry["loader"] not in LOADERS:
+        raise ModelUnavailableError(f"{where} (key {entry['key']!r}): unknown loader {entry['loader']!r}; use one of "
+                                    f"{', '.join(LOADERS)}")
+    return ModelSpec(**entry)
 
 
 _read: dict[tuple[str, int, int], dict[str, ModelSpec]] = {}

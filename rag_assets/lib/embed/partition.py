@@ -33,6 +33,7 @@ from rag_assets.lib.embed.cache import (
 )
 from rag_assets.lib.embed.spec import Embedder
 from rag_assets.lib.ingest.chunking import header_of_text
+from rag_assets.lib.store.names import inside
 from rag_assets.lib.store.object_store import object_store
 from rag_assets.lib.store.paths import full_disk_named
 from rag_assets.lib.store.schemas import embeddings_schema
@@ -43,12 +44,12 @@ ROW_GROUP = 65_536  # rows per row group of an embeddings file: what a streaming
 
 
 def cache_folder(home: Path, embedder: Embedder) -> Path:
-    return Path(home) / "embedding_cache" / embedder.key / embedder.revision
+    return inside(Path(home), "embedding_cache", embedder.key, embedder.revision)
 
 
 def token_cache(home: Path, embedder: Embedder) -> TokenVectorCache:
     """Late interaction's token vectors of this model revision, beside the embedding cache."""
-    return TokenVectorCache(Path(home) / "token_cache" / embedder.key / embedder.revision, embedder.dimension,
+    return TokenVectorCache(inside(Path(home), "token_cache", embedder.key, embedder.revision), embedder.dimension,
                             object_store(home))
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from rag_assets.lib.embed.embedder import EmbedderBase
 from rag_assets.lib.embed.spec import ModelSpec, files_revision, package_folder
+from rag_assets.lib.store.names import inside
 from rag_assets.settings import keep_models_offline
 
 # Files whose bytes define what a sentence-transformers model computes.
@@ -54,7 +55,7 @@ class SentenceTransformerEmbedder(EmbedderBase):
         self.session = None
         self.runtime = "pytorch"
         if onnx_dir is not None:
-            self._accelerate(Path(onnx_dir) / spec.key / self.revision)
+            self._accelerate(inside(Path(onnx_dir), spec.key, self.revision))
 
     @property
     def tokenizer(self):

@@ -23,6 +23,8 @@ ST, ONNX_MEAN_POOLING, WORDLLAMA = "sentence-transformers", "onnx-mean-pooling",
 class ModelUnavailableError(RuntimeError):
     """A registered model cannot be loaded; the message names the entry and the fix."""
 
+    paragraph = True  # the message says all there is to say: the CLI prints it as it is
+
 
 @dataclass(frozen=True)
 class ModelSpec:

@@ -26,6 +26,7 @@ from typing import Mapping
 import duckdb
 
 from rag_assets.lib.evalsets.judging import document_ranking
+from rag_assets.lib.store.names import inside
 
 
 def stored_rows(connection: duckdb.DuckDBPyConnection, model: str, strategy: str, retriever: str) -> list[dict]:
@@ -56,7 +57,7 @@ def trec_lines(rows: list[dict], chunk_doc: Mapping[str, str], relevant_docs: Ma
 
 def write_trec(folder: Path, name: str, run: list[str], qrels: list[str]) -> tuple[Path, Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    run_path, qrels_path = folder / f"{name}.run", folder / f"{name}.qrels"
+    run_path, qrels_path = inside(folder, f"{name}.run"), inside(folder, f"{name}.qrels")
     run_path.write_text("\n".join(run) + "\n", encoding="utf-8")
     qrels_path.write_text("\n".join(qrels) + "\n", encoding="utf-8")
     return run_path, qrels_path

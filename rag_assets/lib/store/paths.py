@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from rag_assets.lib.store.names import inside
 from rag_assets.lib.store.object_store import object_store
 from rag_assets.lib.store.object_store import publish as publish_to
 from rag_assets.settings import current
@@ -88,10 +89,7 @@ def pid_alive(pid: int, command_contains: bytes | None = None) -> bool:
 
 def partition_path(home: Path, asset: str, dimensions: list[tuple[str, str]] | None = None) -> Path:
     """The Parquet file of one partition: ``<asset>/<dim>=<key>/.../data.parquet`` (Hive layout)."""
-    folder = parquet_root(home) / asset
-    for name, key in dimensions or []:
-        folder = folder / f"{name}={key}"
-    return folder / "data.parquet"
+    return inside(parquet_root(home), asset, *(f"{name}={key}" for name, key in dimensions or []), "data.parquet")
 
 
 def partition_files(home: Path, asset: str) -> list[Path]:
