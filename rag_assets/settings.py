@@ -114,6 +114,9 @@ class ScaleOut(_Group):
         "(a process per step) or k8s (a Kubernetes Job per step, the k8s extra).")
     max_steps: int = Field(0, ge=0, description="At most this many steps of a run at once with the multiprocess "
                            "or k8s executor (0: no limit).")
+    connect_timeout: float = Field(5.0, gt=0, le=600, description="Seconds each server a setting names (Ray, Dask, "
+                                   "PostgreSQL, the object store) is given to answer, once, before a command runs "
+                                   "anything.")
     dense_block_rows: int = Field(DENSE_BLOCK_ROWS, ge=1, description="The dense retriever scores this many chunk vectors "
                                   "at a time: its working memory per query is about 20 bytes a row, whatever the "
                                   "collection's size.")

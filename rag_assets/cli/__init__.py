@@ -162,7 +162,13 @@ def is_interrupt(error: BaseException | None) -> bool:
     return isinstance(error, KeyboardInterrupt) or type(error).__name__ == "DagsterExecutionInterruptedError"
 
 
+RUN_THE_GRAPH = ("evaluate", "backfill", "ui")  # the commands that open the Dagster instance and embed
+
+
 def _run(args: argparse.Namespace, settings: Settings) -> int:
+    from rag_assets.runner.services import check as check_services
+
+    check_services(settings, runs_the_graph=args.command in RUN_THE_GRAPH)  # before anything is written
     module, function = COMMANDS[args.command].split(":")
     return getattr(importlib.import_module(f"rag_assets.cli.{module}"), function)(args, settings.home)
 
