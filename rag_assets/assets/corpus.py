@@ -8,6 +8,7 @@ import pyarrow as pa
 from dagster import (
     BetaWarning,
     DataVersion,
+    Failure,
     MetadataValue,
     ObserveResult,
     Output,
@@ -18,6 +19,7 @@ from dagster import (
 from rag_assets.asset_support import versioned_output
 from rag_assets.automation import REBUILD_CORPUS
 from rag_assets.lib.ingest.corpus import UNSUPPORTED, scan_corpus, snapshot_id
+from rag_assets.lib.ingest.documents import corpus_refusal
 from rag_assets.lib.store.schemas import CORPUS_SNAPSHOT, table_from_rows
 from rag_assets.resources import RagSettings
 
@@ -56,6 +58,9 @@ def corpus_snapshot(context, settings: RagSettings) -> Output[pa.Table]:
     entries = scan_corpus(folder, skipped)
     for path, reason in sorted(skipped.items()):
         context.log.warning(f"corpus: skipped {path}: {reason}")
+    refusal = corpus_refusal(folder, entries, settings.max_document_bytes)
+    if refusal:  # refused before it is written: the last good snapshot stays
+        raise Failure(description=refusal)
     snapshot = snapshot_id(entries)
     rows = [asdict(entry) | {"corpus_dir": str(folder), "snapshot_id": snapshot} for entry in entries]
     formats: dict[str, int] = {}

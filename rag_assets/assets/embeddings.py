@@ -13,6 +13,7 @@ from dagster import (
     AssetObservation,
     BetaWarning,
     DataVersionsByPartition,
+    Failure,
     Output,
     asset,
     asset_check,
@@ -24,9 +25,8 @@ from rag_assets.automation import REBUILD_EMBEDDINGS
 from rag_assets.dagster_compat import data_version_tag
 from rag_assets.lib.embed.cluster import cluster_embedding
 from rag_assets.lib.embed.models import current_revision, registry, weights_description
-from rag_assets.lib.embed.partition import vectors_of, write_embeddings
+from rag_assets.lib.embed.partition import stored_vectors, unit_length_findings, write_embeddings
 from rag_assets.lib.embed.spec import ModelUnavailableError
-from rag_assets.lib.embed.vectors import distance_identity_gap, norm_deviation
 from rag_assets.lib.store.paths import StagedParquet
 from rag_assets.lib.store.stamps import PIPELINE_VERSION
 from rag_assets.partitions import (
@@ -98,6 +98,9 @@ def embeddings(
         figures = write_embeddings(staged.path, chunks, embedder, keys[STRATEGY], Path(settings.home),
                                    lambda done, total: context.log.info(f"embedded {done}/{total} new texts"),
                                    cluster=cluster)
+        refused = unit_length_findings(stored_vectors(staged.path), str(context.partition_key), NORM_TOLERANCE)[0]
+        if refused:  # what the blocking check would reject is never published: the last good partition stays
+            raise Failure(description="embeddings not written: vectors_are_unit_length would fail: " + "; ".join(refused))
     except BaseException:
         staged.discard()
         raise
@@ -112,16 +115,9 @@ def embeddings(
 def vectors_are_unit_length(context: AssetCheckExecutionContext, settings: RagSettings) -> AssetCheckResult:
     problems, deviation, gap, count = [], 0.0, 0.0, 0
     for label, table in partition_tables(context, settings.home, "embeddings"):
-        if not len(table) or not table.column("normalized")[0].as_py():
-            continue
-        vectors = vectors_of(table, table.column("dimension")[0].as_py())
-        count += len(vectors)
-        own_deviation, own_gap = norm_deviation(vectors), distance_identity_gap(vectors)
+        own_problems, own_deviation, own_gap, own_count = unit_length_findings(table, label, NORM_TOLERANCE)
+        problems, count = problems + own_problems, count + own_count
         deviation, gap = max(deviation, own_deviation), max(gap, own_gap)
-        if own_deviation > NORM_TOLERANCE:
-            problems.append(f"{label}: largest norm deviation {own_deviation:.2e} exceeds {NORM_TOLERANCE:.0e}")
-        if own_gap > NORM_TOLERANCE:
-            problems.append(f"{label}: ||a-b||^2/2 and 1 - cos differ by up to {own_gap:.2e}")
     return AssetCheckResult(
         passed=not problems, severity=AssetCheckSeverity.ERROR,
         description="\n".join(problems) or f"norms within {deviation:.1e} of 1; the identity holds to {gap:.1e}",

@@ -8,6 +8,7 @@ from dagster import (
     AssetCheckSeverity,
     AssetExecutionContext,
     AssetIn,
+    Failure,
     MetadataValue,
     Output,
     asset,
@@ -20,11 +21,11 @@ from rag_assets.lib.evaluate.refusal import RULE
 from rag_assets.lib.evaluate.refusal_calibration import calibrate_partition, describe
 from rag_assets.lib.evaluate.report import inline
 from rag_assets.lib.retrieve.runs import retrieve_and_judge
-from rag_assets.lib.store.schemas import STAMP_FIELDS
 from rag_assets.lib.store.stamps import (
     PIPELINE_VERSION,
     distinct_stamps,
     stamp_problems,
+    stamps_of,
 )
 from rag_assets.partitions import MODEL, keys_of, model_strategy_partitions
 from rag_assets.resources import EmbeddingModels, RagSettings
@@ -48,6 +49,10 @@ def retrieval_runs(
         settings.retrievers, settings.top_k, settings.cross_encoder, partition=str(context.partition_key),
         bm25_config=settings.bm25, home=settings.home, ann_config=settings.ann,
         dense_block_rows=settings.dense_block_rows)
+    stamps = distinct_stamps(stamps_of(table) + stamps_of(embeddings))
+    refused = stamp_problems(stamps, models.installed_revisions(stamps), expected=snapshot_of(extracted_text))
+    if refused:  # what the blocking check would reject is never published: the last good partition stays
+        raise Failure(description="retrieval_runs not written: retrieval_stamps_agree would fail: " + "; ".join(refused))
     return Output(table, metadata=as_metadata(figures))
 
 
@@ -59,7 +64,7 @@ def retrieval_stamps_agree(
     stamps = []
     for asset_name in ("retrieval_runs", "embeddings"):
         for _, table in partition_tables(context, settings.home, asset_name):
-            stamps += table.select(list(STAMP_FIELDS)).group_by(list(STAMP_FIELDS)).aggregate([]).to_pylist()
+            stamps += stamps_of(table)
     unique = distinct_stamps(stamps)
     problems = stamp_problems(unique, models.installed_revisions(unique), expected=snapshot_of(corpus_snapshot))
     return AssetCheckResult(

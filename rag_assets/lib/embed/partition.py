@@ -32,6 +32,7 @@ from rag_assets.lib.embed.cache import (
     embed_with_cache,
 )
 from rag_assets.lib.embed.spec import Embedder
+from rag_assets.lib.embed.vectors import distance_identity_gap, norm_deviation
 from rag_assets.lib.ingest.chunking import header_of_text
 from rag_assets.lib.store.names import inside
 from rag_assets.lib.store.object_store import object_store
@@ -51,6 +52,24 @@ def token_cache(home: Path, embedder: Embedder) -> TokenVectorCache:
     """Late interaction's token vectors of this model revision, beside the embedding cache."""
     return TokenVectorCache(inside(Path(home), "token_cache", embedder.key, embedder.revision), embedder.dimension,
                             object_store(home))
+
+
+def unit_length_findings(table: pa.Table, label: str, tolerance: float) -> tuple[list[str], float, float, int]:
+    """What the ``vectors_are_unit_length`` check finds in one partition's table: its problems, the largest
+    norm deviation, the largest ``||a-b||^2/2`` against ``1 - cos`` difference, and the vectors looked at
+    (none when the model does not normalise). The embeddings asset asks the same before it publishes."""
+    if not len(table) or not table.column("normalized")[0].as_py():
+        return [], 0.0, 0.0, 0
+    vectors = vectors_of(table, table.column("dimension")[0].as_py())
+    deviation, gap = norm_deviation(vectors), distance_identity_gap(vectors)
+    problems = [f"{label}: largest norm deviation {deviation:.2e} exceeds {tolerance:.0e}"] * (deviation > tolerance)
+    problems += [f"{label}: ||a-b||^2/2 and 1 - cos differ by up to {gap:.2e}"] * (gap > tolerance)
+    return problems, deviation, gap, len(vectors)
+
+
+def stored_vectors(path: Path) -> pa.Table:
+    """The columns of a written embeddings file that ``unit_length_findings`` reads."""
+    return pq.read_table(path, columns=["vector", "dimension", "normalized"])
 
 
 def vectors_of(table: pa.Table, dimension: int) -> np.ndarray:

@@ -98,6 +98,32 @@ def sections_from_rows(rows: list[dict]) -> list[Section]:
     ]
 
 
+def corpus_refusal(root: Path, entries: list, max_bytes: int) -> str | None:
+    """The refusal ``nothing_extracted`` would give this corpus, found before its snapshot is written, so
+    that a refused corpus never replaces the last good snapshot. Documents are extracted in order until
+    one succeeds (a good corpus costs one document; a BEIR corpus file is read up to its first good
+    record); only a corpus where every document fails is extracted whole, to name each failure."""
+    failed: list[dict] = []
+    for entry in entries:
+        if entry.format == BEIR_CORPUS:
+            try:
+                _read_checked(root, entry.path, entry.sha256, max_bytes)
+                for where, record, problem in beir_corpus.iter_corpus(root / entry.path):
+                    if not problem:
+                        try:
+                            beir_corpus.beir_document(record, where)
+                            return None
+                        except ExtractionError:
+                            pass
+            except (ExtractionError, OSError, EOFError, UnicodeDecodeError):
+                pass  # extract_entry below names the failure
+        rows = extract_entry(root, entry.path, entry.format, entry.sha256, max_bytes)
+        if any(row["status"] == "ok" for row in rows):
+            return None
+        failed.extend(rows)
+    return nothing_extracted(extraction_summary(failed), str(root))
+
+
 def extraction_summary(rows: list[dict], largest: int = 5) -> dict:
     """Counts over extracted-text rows as written (never declared), and the largest documents."""
     ok = [row for row in rows if row["status"] == "ok"]

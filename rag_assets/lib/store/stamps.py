@@ -18,6 +18,11 @@ GLOBAL_FIELDS = ("pipeline_version", "extractor_version", "snapshot_id")
 PER_MODEL_FIELDS = ("revision", "dimension", "normalized")
 
 
+def stamps_of(table) -> list[dict]:
+    """The distinct stamps (STAMP_FIELDS) of a Parquet table's rows."""
+    return table.select(list(STAMP_FIELDS)).group_by(list(STAMP_FIELDS)).aggregate([]).to_pylist()
+
+
 def distinct_stamps(stamps: Iterable[Mapping]) -> list[dict]:
     """The distinct stamps among ``stamps`` (each a mapping of STAMP_FIELDS)."""
     return [dict(t) for t in {tuple(sorted((k, row[k]) for k in STAMP_FIELDS)) for row in stamps}]
