@@ -259,3 +259,80 @@ def test_what_a_blocking_check_would_reject_never_replaces_the_last_good_partiti
     with pytest.raises(Exception, match="retrieval_runs not written: retrieval_stamps_agree would fail: .*hashing-9"):
         materialize_all(models=WeightsChangedUnderfoot(), rebuild=True, **run)
     assert stored_bytes(home, "retrieval_runs") == good["retrieval_runs"]
+
+
+def trace_rows(home: Path) -> int:
+    import duckdb
+
+    with duckdb.connect(str(home / "traces.duckdb"), read_only=True) as connection:
+        return connection.sql("SELECT count(*) FROM ask_traces").fetchall()[0][0]
+
+
+QUESTION = "How do I keep a list of values?"
+
+
+def test_the_answer_is_printed_even_when_its_trace_cannot_be_written(tmp_path):
+    home = tmp_path / "home"
+    env = tiny_home_env(home)
+    assert cli(env, "evaluate", *WORDLLAMA).returncode == 0
+    assert cli(env, "ask", QUESTION).returncode == 0 and trace_rows(home) == 1
+    # the README's own diagnosis: another process holds traces.duckdb open read-only
+    reader = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=True);"
+                               " print('open', flush=True); sys.stdin.read()", str(home / "traces.duckdb")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout.readline().strip() == "open"
+        held = cli(env, "ask", QUESTION)
+    finally:
+        reader.communicate("")
+    assert held.returncode == 0, held.stderr
+    assert "Sources:" in held.stdout or "[1]" in held.stdout or "NO ANSWER" in held.stdout, held.stdout
+    [warning] = held.stderr.strip().splitlines()
+    assert warning.startswith("rag-assets ask: warning: the trace of this question is queued in "), warning
+    assert "traces.duckdb" in warning and "lock" in warning.lower()
+    assert cli(env, "ask", QUESTION).returncode == 0
+    assert trace_rows(home) == 3  # the queued trace was written by the next ask, with its own
+    assert not list((home / "traces.pending").glob("*.parquet"))
+
+
+@pytest.mark.parametrize("arguments", [
+    [""], ["   "], [b"caf\xe9 au lait?"], [QUESTION, "--k", "0"], [QUESTION, "--k", "-1"], [QUESTION, "--k", "two"],
+    [QUESTION, "--cut", "nan"], [QUESTION, "--cut", "-1"], [QUESTION, "--cut", "inf"], [QUESTION, "--cut", "2.5"],
+    [QUESTION, "--budget", "0"], [QUESTION, "--budget", "-5"], ["x" * 8001]],
+    ids=["empty", "blank", "not-utf8", "k0", "k-1", "k-two", "cut-nan", "cut-neg", "cut-inf", "cut-2.5", "budget0",
+         "budget-5", "too-long"])
+def test_ask_refuses_bad_usage_in_one_line_with_exit_2(tmp_path, arguments):
+    home = tmp_path / "home"
+    env = tiny_home_env(home)
+    result = subprocess.run([sys.executable, "-m", "rag_assets.cli", "ask", *arguments], env=env, cwd=PROJECT,
+                            capture_output=True)
+    stderr = result.stderr.decode("utf-8", "replace")
+    assert result.returncode == 2, stderr
+    assert "Traceback" not in stderr and not result.stdout
+    [line] = stderr.strip().splitlines()
+    assert line.startswith("rag-assets ask: error: "), line
+    assert not home.exists()  # nothing was opened or created
+
+
+def test_oversized_evaluation_lines_are_refused_by_line_number_without_reading_them_whole(tmp_path):
+    import json
+
+    from rag_assets_tests.conftest import FIXTURES
+
+    home = tmp_path / "home"
+    needles = (FIXTURES / "tiny_needles.jsonl").read_text().splitlines()
+    cases = {
+        "a 50 MB line": (needles[0], needles[1], '{"id": "huge", "questions": {"plain": "' + "x" * 50_000_000 + '"}}'),
+        "a long question": (needles[0], json.dumps(json.loads(needles[1]) | {"questions": {"plain": "q" * 8_001}})),
+        "a long needle": (json.dumps(json.loads(needles[0]) | {"needle": "n" * 2_001}),),
+    }
+    expected = {"a 50 MB line": ":3: the line is longer than 262,144 characters",
+                "a long question": ":2: the 'plain' question is 8,001 characters long; at most 8,000",
+                "a long needle": ":1: the needle is 2,001 characters long; at most 2,000"}
+    for case, lines in cases.items():
+        path = tmp_path / f"{case.replace(' ', '-')}.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        result = cli(tiny_home_env(home), "evaluate", *WORDLLAMA, "--eval-set", str(path))
+        assert result.returncode == 1, (case, result.stderr[-2000:])
+        said = one_paragraph(result, "evaluate")
+        assert f"{path}{expected[case]}" in said, (case, said[:1000])

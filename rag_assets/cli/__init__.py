@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import signal
 import sys
@@ -43,8 +44,37 @@ COMMANDS = {
 }
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad usage is one line on stderr and exit 2: the error and where to read the usage."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number above zero."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
+def distance_cut(text: str) -> float:
+    """An argparse type: a cosine distance, a finite number from 0 to 2."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or not 0 <= value <= 2:
+        raise argparse.ArgumentTypeError(f"{text} is not a cosine distance (a number from 0 to 2)")
+    return value
+
+
 def build_parser(defaults: Settings) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="rag-assets",
         description="Measure a RAG retriever: corpus -> chunks -> embeddings -> retrieval -> metrics. "
         f"Outputs go to $RAG_ASSETS_HOME (now {defaults.home}).",
@@ -102,9 +132,11 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     ask.add_argument("--model", help="registry key (default: the best configuration of the latest metrics)")
     ask.add_argument("--strategy", help="chunking strategy (default: as --model)")
     ask.add_argument("--retriever", choices=("dense", "ann", "late_interaction"), help="retriever (default: as --model)")
-    ask.add_argument("--cut", type=float, help="distance cut (default: the configuration's suggested cut)")
-    ask.add_argument("--k", type=int, default=4, help="most chunks kept (default 4)")
-    ask.add_argument("--budget", type=int, default=1000, help="most tokens of sources, the model's tokenizer (1000)")
+    ask.add_argument("--cut", type=distance_cut,
+                     help="cosine distance cut, 0 to 2 (default: the configuration's suggested cut)")
+    ask.add_argument("--k", type=positive_int, default=4, help="most chunks kept (default 4)")
+    ask.add_argument("--budget", type=positive_int, default=1000,
+                     help="most tokens of sources, the model's tokenizer (1000)")
     ask.add_argument("--format", choices=("text", "json"), default="text")
     ask.add_argument("--verify", metavar="FILE", help="an answer text whose [n] citations are checked against the sources")
     ask.add_argument("--strict", action="store_true", help=f"exit {EXIT_REFUSED} when refused (for scripts)")

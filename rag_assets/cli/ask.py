@@ -12,6 +12,21 @@ from rag_assets.lib.store import paths
 from rag_assets.lib.store.database import DamagedDatabase, read_only
 
 
+def question_problem(question: str) -> None:
+    """UsageError unless ``question`` is text a person asks: not empty, UTF-8, at most MAX_QUESTION_CHARS."""
+    from rag_assets.lib.evalsets.queries import MAX_QUESTION_CHARS
+    from rag_assets.runner.failures import UsageError
+
+    if not question.strip():
+        raise UsageError("the question is empty")
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8 reach Python as lone surrogates
+        raise UsageError("the question is not UTF-8 text") from None
+    if len(question) > MAX_QUESTION_CHARS:
+        raise UsageError(f"the question is {len(question):,} characters long; at most {MAX_QUESTION_CHARS:,}")
+
+
 def ask_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.lib.answer import ask as asking
     from rag_assets.lib.answer.choice import calibrated_cut, default_configuration
@@ -19,6 +34,7 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.lib.embed.models import load_model
     from rag_assets.lib.embed.spec import ModelUnavailableError
 
+    question_problem(args.question)  # bad usage: exit 2 before anything is loaded
     database = paths.stored_database(home)
     try:
         needs_metrics = not (args.model and args.strategy and args.retriever and args.cut is not None)
@@ -31,15 +47,17 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
                 model, strategy, retriever = default_configuration(connection, model, strategy, retriever)
                 cut = cut if cut is not None else calibrated_cut(connection, model, strategy, retriever)
         embedder = load_model(model, onnx_dir=paths.onnx_dir(home))
-        answer = asking.ask(asking.load_index(home, embedder, strategy), args.question, retriever, cut, args.k,
-                            args.budget)
+        ask_index = asking.load_index(home, embedder, strategy)
+        answer = asking.ask(ask_index, args.question, retriever, cut, args.k, args.budget)
         cited = asking.verify_citations(Path(args.verify).read_text(encoding="utf-8"), answer.sources) \
             if args.verify else None
     except (asking.AskError, asking.CitationError, ModelUnavailableError, DamagedDatabase, OSError) as error:
         print(f"rag-assets ask: {error}", file=sys.stderr)
         return EXIT_FAILED
-    record_trace(home, answer, cited)
-    print(answer.to_json() if args.format == "json" else answer.text())
+    print(answer.to_json() if args.format == "json" else answer.text(), flush=True)  # the answer first
     if cited is not None:
         print(f"\ncitations verified: {', '.join(f'[{n}]' for n in cited) or 'none'}", file=sys.stderr)
+    for warning in (asking.keep_token_vectors(ask_index), record_trace(home, answer, cited)):
+        if warning:
+            print(f"rag-assets ask: warning: {warning}", file=sys.stderr)
     return EXIT_REFUSED if answer.refused and args.strict else EXIT_OK

@@ -233,10 +233,21 @@ def ask(ask_index: AskIndex, question: str, retriever: str, cut: float, k: int =
                     retrieved=[(ask_index.index.chunk_ids[p], float(d)) for p, d in top])
     if kept:
         answer.sources = build_sources(ask_index, kept, budget)
+        if not answer.sources:
+            raise AskError(f"a budget of {budget} tokens holds no word of the best source: raise --budget")
         answer.prompt = build_prompt(question, answer.sources)
     answer.latency_ms = (time.perf_counter() - started) * 1000.0
-    ask_index.index.save_token_vectors()  # for the next question, in this process or another
     return answer
+
+
+def keep_token_vectors(ask_index: AskIndex) -> str | None:
+    """Store the token vectors late interaction computed, for the next question; a storage folder that
+    cannot take them (read-only, full) is a warning, never a lost answer."""
+    try:
+        ask_index.index.save_token_vectors()
+    except OSError as error:
+        return f"the token vectors of this question were not kept for the next ({error})"
+    return None
 
 
 def verify_citations(answer_text: str, sources: Sequence[Source]) -> list[int]:

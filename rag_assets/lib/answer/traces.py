@@ -2,11 +2,13 @@
 retrieved but not sent or not cited (generation)?
 
 Traces live in their own DuckDB file (``traces.duckdb`` in the storage folder, table
-``ask_traces``): asking never waits for, or blocks, the one writer of ``metrics.duckdb``.
+``ask_traces``): asking never waits for, or blocks, the one writer of ``metrics.duckdb``. A trace that
+cannot be written at once is queued beside it (``traces.pending/``), never a lost answer.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Sequence
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from rag_assets.lib.answer.ask import Answer
 
@@ -49,17 +52,33 @@ def trace_row(answer: Answer, cited: Sequence[int] | None = None) -> pa.Table:
     }], schema=_ROW)
 
 
-def record_trace(home: Path, answer: Answer, cited: Sequence[int] | None = None, attempts: int = 50) -> None:
-    """Append one trace row (``asked_at`` in UTC); waits, bounded, while another ask holds the file."""
+def record_trace(home: Path, answer: Answer, cited: Sequence[int] | None = None, attempts: int = 20) -> str | None:
+    """Append one trace row (``asked_at`` in UTC), and any queued before it; waits, bounded, while another
+    process holds the file. When it cannot be written (a reader holds it, the folder is read-only) the row
+    is queued in ``traces.pending/`` and written by the next ask that can; returns a warning then (None
+    when written). Asking never fails for its trace."""
     row = trace_row(answer, cited)
+    pending = traces_path(home).with_name("traces.pending")
+    queued = sorted(pending.glob("*.parquet")) if pending.is_dir() else []
+    failure = None
     for attempt in range(attempts):
         try:
+            rows = pa.concat_tables([*(pq.read_table(path).cast(_ROW) for path in queued), row])
             with duckdb.connect(str(traces_path(home))) as connection:
-                connection.register("incoming_trace", row)
+                connection.register("incoming_trace", rows)
                 connection.execute("CREATE TABLE IF NOT EXISTS ask_traces AS SELECT * FROM incoming_trace LIMIT 0")
                 connection.execute("INSERT INTO ask_traces BY NAME SELECT * FROM incoming_trace")
-            return
-        except duckdb.IOException:
-            if attempt == attempts - 1:
-                raise
+            for path in queued:
+                path.unlink(missing_ok=True)
+            return None
+        except (duckdb.Error, OSError, pa.ArrowException) as error:
+            failure = str(error).splitlines()[0]
+            if not isinstance(error, duckdb.IOException) or "lock" not in str(error).lower():
+                break  # not another process holding it: waiting will not help
             time.sleep(0.1)
+    try:
+        pending.mkdir(exist_ok=True)
+        pq.write_table(row, pending / f"{time.time_ns()}-{os.getpid()}.parquet")
+    except OSError as error:
+        return f"the trace of this question was not recorded in {traces_path(home)} ({failure}) nor queued ({error})"
+    return f"the trace of this question is queued in {pending} ({traces_path(home)}: {failure}); the next ask writes it"

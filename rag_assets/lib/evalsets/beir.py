@@ -21,10 +21,12 @@ from pathlib import Path
 
 from rag_assets.lib.evalsets.queries import (
     DOCUMENT,
+    MAX_QUESTION_CHARS,
     NEEDLE,
     EvalSetError,
     Query,
     json_lines,
+    too_long,
 )
 
 QUERY_PHRASING = "query"
@@ -46,8 +48,14 @@ def load_judgements(folder: Path, split: str = "test") -> list[Query]:
                 raise EvalSetError(f"{qrels_path}:{number}: expected query-id, corpus-id and an integer score")
             if int(row[2]) > 0:
                 relevant.setdefault(row[0], []).append(row[1])
-    texts = {str(record["_id"]): str(record.get("text", ""))
-             for _, record in json_lines(folder / "queries.jsonl", "BEIR queries")}
+    texts = {}
+    for where, record in json_lines(folder / "queries.jsonl", "BEIR queries"):
+        if "_id" not in record:
+            raise EvalSetError(f"{where}: missing _id")
+        texts[str(record["_id"])] = str(record.get("text", ""))
+        size = too_long(texts[str(record["_id"])], MAX_QUESTION_CHARS, "the query")
+        if size:
+            raise EvalSetError(f"{where}: {size}")
     missing = sorted(set(relevant) - set(texts), key=str)
     if missing:
         raise EvalSetError(f"{qrels_path}: queries {', '.join(missing[:5])} are not in queries.jsonl")

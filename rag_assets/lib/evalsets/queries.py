@@ -67,13 +67,25 @@ class Query:
     relevant_doc_ids: tuple[str, ...] = field(default=())
 
 
+# what one line of an evaluation file may hold (docs/evaluation-sets.md): refused with its line number
+MAX_QUESTION_CHARS = 8_000  # a question or query (longer BEIR queries are whole arguments, ~5,000)
+MAX_NEEDLE_CHARS = 2_000  # a needle is a short verbatim sentence
+MAX_LINE_CHARS = 256 * 1024  # a whole line, read no further than this
+
+
+def too_long(text: str, limit: int, what: str) -> str | None:
+    """Why ``text`` is refused for its length, or None."""
+    return f"{what} is {len(text):,} characters long; at most {limit:,}" if len(text) > limit else None
+
+
 def json_lines(path: Path, what: str) -> Iterator[tuple[str, dict]]:
-    """(``file:line``, object) for every line; a malformed line raises EvalSetError naming file and line."""
+    """(``file:line``, object) for every line; a malformed line (or one over MAX_LINE_CHARS) raises
+    EvalSetError naming file and line."""
     path = Path(path)
     if not path.is_file():
         raise EvalSetError(f"{what} {path} does not exist")
     try:
-        for where, record, problem in read_json_lines(path):
+        for where, record, problem in read_json_lines(path, max_line_chars=MAX_LINE_CHARS):
             if problem:
                 raise EvalSetError(problem)
             yield where, record
@@ -91,6 +103,10 @@ def load_needles(path: Path) -> list[Needle]:
         questions = record["questions"]
         if not isinstance(questions, dict) or not questions:
             raise EvalSetError(f"{where}: 'questions' must map phrasings to questions")
+        sizes = [too_long(str(record["needle"]), MAX_NEEDLE_CHARS, "the needle")] + [
+            too_long(str(text or ""), MAX_QUESTION_CHARS, f"the {phrasing!r} question") for phrasing, text in questions.items()]
+        if any(sizes):
+            raise EvalSetError(f"{where}: " + "; ".join(size for size in sizes if size))
         needles.append(
             Needle(id=str(record["id"]), doc_id=str(record["doc_id"]), needle=str(record["needle"]),
                    questions={str(k): str(v) if v is not None else "" for k, v in questions.items()},
@@ -109,6 +125,9 @@ def load_out_of_domain(path: Path) -> list[OutOfDomainQuery]:
         kind = record.get("kind", "near")
         if kind not in ("near", "off_topic"):
             raise EvalSetError(f"{where}: kind must be 'near' or 'off_topic', not {kind!r}")
+        size = too_long(record["query"], MAX_QUESTION_CHARS, "the query")
+        if size:
+            raise EvalSetError(f"{where}: {size}")
         queries.append(OutOfDomainQuery(id=record["id"], query=record["query"], kind=kind))
     return queries
 
