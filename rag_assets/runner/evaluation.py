@@ -21,9 +21,10 @@ from dagster import DagsterInstance
 
 from rag_assets.definitions import build_definitions
 from rag_assets.lib.embed.models import registry
+from rag_assets.lib.evaluate.results_store import withdraw_run
 from rag_assets.lib.ingest.chunking import STRATEGIES
 from rag_assets.lib.store.database import damage_of
-from rag_assets.lib.store.paths import stored_database
+from rag_assets.lib.store.paths import duckdb_path, stored_database
 from rag_assets.partitions import (
     MODEL,
     STRATEGY,
@@ -87,7 +88,10 @@ class Runner:
         self.tags = {TRIGGER_TAG: "cli", SETTINGS_TAG: self.fingerprint, PID_TAG: str(os.getpid()),
                      HOST_TAG: socket.gethostname(), **(tags or {})}
         self.skipped: list[str] = []
-        for message in release_slots_of_dead_runs(instance) + fail_runs_of_gone_processes(instance):
+        home = Path(settings.home)
+        self.withdraw = lambda run_id: withdraw_run(duckdb_path(home), home, run_id)
+        for message in release_slots_of_dead_runs(instance, self.withdraw) + fail_runs_of_gone_processes(
+                instance, self.withdraw):
             progress(message)
 
     def writes_duckdb(self, job: str) -> bool:
@@ -102,7 +106,7 @@ class Runner:
         exception instead."""
         what = f"{job}{' ' + label if label else ''}"
         if self.writes_duckdb(job):
-            wait_for_writers_slot(self.instance, current().instance.slot_wait, self.progress)
+            wait_for_writers_slot(self.instance, current().instance.slot_wait, self.progress, self.withdraw)
         self.progress(f"running {what}")
         debug = debugging()
         try:

@@ -26,9 +26,17 @@ class SlotBusy(RuntimeError):
     """A live run has held the DuckDB writers' slot longer than this run would wait."""
 
 
-def wait_for_writers_slot(instance: DagsterInstance, limit: float, progress: Callable[[str], None]) -> None:
+Withdraw = Callable[[str], list[str]]  # undoes what a run that is recorded failed had made current
+
+
+def _nothing_to_withdraw(_run_id: str) -> list[str]:
+    return []
+
+
+def wait_for_writers_slot(instance: DagsterInstance, limit: float, progress: Callable[[str], None],
+                          withdraw: Withdraw = _nothing_to_withdraw) -> None:
     """Wait while a live run holds the writers' slot, at most ``limit`` seconds, saying which run holds
-    it; then SlotBusy. Slots of runs whose process died meanwhile are released."""
+    it; then SlotBusy. Slots of runs whose process died meanwhile are released (and ``withdraw`` asked)."""
     deadline, told = time.monotonic() + limit, False
     while (holder := slot_holder(instance, DUCKDB_WRITE_POOL)) is not None:
         if not told:
@@ -40,15 +48,16 @@ def wait_for_writers_slot(instance: DagsterInstance, limit: float, progress: Cal
                            f"to finish, or stop that process (kill its pid); the next rag-assets run releases the "
                            f"slot of a run whose process is gone")
         time.sleep(1.0)
-        for message in release_slots_of_dead_runs(instance):
+        for message in release_slots_of_dead_runs(instance, withdraw):
             progress(message)
 
 
-def release_slots_of_dead_runs(instance: DagsterInstance) -> list[str]:
+def release_slots_of_dead_runs(instance: DagsterInstance, withdraw: Withdraw = _nothing_to_withdraw) -> list[str]:
     """Free the concurrency slots (the DuckDB writers' pool above all) held by runs that can no longer
     release them, and record such runs as failed: a `rag-assets` process of this machine that is gone
     (killed, or stopped by a full disk), or a run that already ended. Runs of other processes (the
-    daemon's) are left to Dagster's run monitoring. Returns what was done, one line each."""
+    daemon's) are left to Dagster's run monitoring. ``withdraw`` is asked for every run recorded failed
+    here (what it made current, it undoes). Returns what was done, one line each."""
     storage = instance.event_log_storage
     released = []
     for pool in storage.get_concurrency_keys():
@@ -60,6 +69,7 @@ def release_slots_of_dead_runs(instance: DagsterInstance) -> list[str]:
             if run is not None and not run.is_finished:
                 instance.report_run_failed(run, f"its process {run.tags.get(PID_TAG)} is gone (killed or stopped); "
                                                 f"marked failed by rag-assets, which released its {pool} slot")
+                released += withdraw(run_id)
             storage.free_concurrency_slots_for_run(run_id)
             what = "the DuckDB writers' slot" if pool == DUCKDB_WRITE_POOL else f"the {pool} slot"
             released.append(f"released {what} held by run {run_id}, whose process is gone")
@@ -111,9 +121,10 @@ def fail_unfinished_runs_of(instance: DagsterInstance, pid: int, why: str) -> li
     return failed
 
 
-def fail_runs_of_gone_processes(instance: DagsterInstance) -> list[str]:
+def fail_runs_of_gone_processes(instance: DagsterInstance, withdraw: Withdraw = _nothing_to_withdraw) -> list[str]:
     """Record as failed the unfinished runs of `rag-assets` processes of this machine that are gone
-    (killed with kill -9, say), whether or not they held a slot. Returns what was done, one line each."""
+    (killed with kill -9, say), whether or not they held a slot, and ask ``withdraw`` for each. Returns
+    what was done, one line each."""
     said = []
     for run in instance.get_runs(RunsFilter(statuses=UNFINISHED)):
         if PID_TAG in run.tags and run.tags.get(HOST_TAG) == socket.gethostname() and not run_process_alive(run.tags):
@@ -121,4 +132,5 @@ def fail_runs_of_gone_processes(instance: DagsterInstance) -> list[str]:
                                             "failed by the next rag-assets command")
             said.append(f"run {run.run_id} ({run.job_name}) of process {run.tags[PID_TAG]}, which is gone, is "
                         "recorded as failed")
+            said += withdraw(run.run_id)
     return said

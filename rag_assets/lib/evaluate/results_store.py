@@ -24,7 +24,8 @@ from rag_assets.lib.evaluate.measures import (
     write_results,
     write_threshold_sweep,
 )
-from rag_assets.lib.store.database import keep_previous, set_aside
+from rag_assets.lib.store.database import damage_of, keep_previous, previous_of, read_only, set_aside
+from rag_assets.lib.store.object_store import object_store
 from rag_assets.lib.store.paths import (
     check_readable,
     dimensions_of_path,
@@ -133,6 +134,38 @@ def replaced_atomically(database: Path, home: Path) -> Iterator[Path]:
         finally:
             working.unlink(missing_ok=True)  # gone when it was published; what a failed run left otherwise
             _wal(working).unlink(missing_ok=True)
+
+
+def withdraw_run(database: Path, home: Path, dagster_run_id: str) -> list[str]:
+    """Undo the evaluation ``dagster_run_id`` recorded when its process died after the file was renamed
+    into place and before Dagster recorded the run's success (kill -9 at that moment): the run is
+    recorded failed, so its rows must not stay the current result. When the newest evaluation in
+    ``database`` is that run's, the file is kept as ``metrics.duckdb.withdrawn-<run>`` and the file it
+    replaced (``.previous``) is published in its place; with no whole earlier file, there is nothing
+    current any more (the next evaluate rebuilds it). Returns what was done, one line each ([]: nothing)."""
+    database = Path(database)
+    if not database.exists() or damage_of(database) is not None:
+        return []
+    with read_only(database) as connection:
+        newest = connection.sql("SELECT dagster_run_id FROM evaluation_runs ORDER BY created_at DESC, run_id DESC "
+                                "LIMIT 1").fetchall()
+    if not newest or newest[0][0] != dagster_run_id:
+        return []
+    withdrawn = database.with_name(f"{database.name}.withdrawn-{dagster_run_id[:8]}")
+    shutil.copyfile(database, withdrawn)
+    previous = previous_of(database)
+    store = object_store(home)
+    if previous.exists() and damage_of(previous) is None:
+        staging = database.with_name(f".{database.name}.{os.getpid()}.tmp")
+        shutil.copyfile(previous, staging)
+        publish(home, staging, database)
+        return [f"the evaluation of run {dagster_run_id[:8]}, whose process died before Dagster recorded it, is "
+                f"withdrawn: {database.name} is the file before it again (the withdrawn one is kept as {withdrawn.name})"]
+    if store is not None:
+        store.remove(database)
+    database.unlink()
+    return [f"the evaluation of run {dagster_run_id[:8]}, whose process died before Dagster recorded it, is withdrawn "
+            f"(kept as {withdrawn.name}); there was no earlier file, so `rag-assets evaluate` records the metrics again"]
 
 
 def _wal(database: Path) -> Path:
