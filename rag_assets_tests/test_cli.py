@@ -44,7 +44,4 @@ def test_a_model_or_strategy_named_twice_is_bad_usage_before_anything_runs(tmp_p
     assert "strategy blind named more than once" in capsys.readouterr().err
     assert main(["evaluate", "--models", "no-such-model"]) == 2
     assert "unknown model no-such-model; registered:" in capsys.readouterr().err
-    from dagster import DagsterInstance
-
-    with DagsterInstance.from_config(str(tmp_path / "home" / "dagster")) as instance:
-        assert instance.get_runs() == []  # no run was made
+    assert not (tmp_path / "home").exists()  # nothing was made: no run, not even the Dagster folder

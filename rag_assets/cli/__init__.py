@@ -147,6 +147,7 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     export.add_argument("--model")
     export.add_argument("--strategy")
     export.add_argument("--retriever")
+    export.add_argument("--force", action="store_true", help="replace run and qrels files already in the folder")
 
     ui = commands.add_parser("ui", help="open the Dagster UI on the project (dagster dev)")
     ui.add_argument("--port", type=int, default=3000)

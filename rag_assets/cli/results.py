@@ -81,7 +81,15 @@ def report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
 
 
 def report_command(args: argparse.Namespace, home: Path) -> int:
-    return report(home, [c.strip() for c in args.by.split(",") if c.strip()], args.format, args.paired)
+    from rag_assets.lib.evaluate.measures import GROUPABLE
+    from rag_assets.runner.failures import UsageError
+
+    by = [c.strip() for c in args.by.split(",") if c.strip()]
+    unknown = [column for column in by if column not in GROUPABLE]
+    if unknown or not by:  # bad usage: exit 2, before anything is read
+        raise UsageError(f"--by {args.by!r}: cannot group by {', '.join(unknown) or 'nothing'}; choose from "
+                         f"{', '.join(GROUPABLE)}")
+    return report(home, by, args.format, args.paired)
 
 
 def history_command(args: argparse.Namespace, home: Path) -> int:
@@ -108,7 +116,6 @@ def history_command(args: argparse.Namespace, home: Path) -> int:
 
 def export_command(args: argparse.Namespace, home: Path) -> int:
     """The newest run's configurations as TREC run files with their qrels."""
-    import pyarrow.parquet as pq
 
     from rag_assets.lib.evaluate.measures import stored_configurations
     from rag_assets.lib.evaluate.trec import stored_rows, trec_lines, write_trec
@@ -124,13 +131,33 @@ def export_command(args: argparse.Namespace, home: Path) -> int:
     if not configurations:
         print("no stored configuration matches --model, --strategy and --retriever", file=sys.stderr)
         return EXIT_FAILED
-    evaluation = pq.read_table(paths.stored_partition(home, "eval_set"), columns=["query_id", "relevant_doc_ids"])
-    relevant_docs = {r["query_id"]: r["relevant_doc_ids"] for r in evaluation.to_pylist()}
-    for model, strategy, retriever in configurations:
-        chunks = pq.read_table(paths.stored_partition(home, "chunks", [("strategy", strategy)]),
-                               columns=["chunk_id", "doc_id"]).to_pylist()
-        run, qrels = trec_lines(rows[(model, strategy, retriever)], {c["chunk_id"]: c["doc_id"] for c in chunks},
+    folder = Path(args.folder)
+    names = [f"{model}__{strategy}__{retriever}" for model, strategy, retriever in configurations]
+    existing = [str(folder / f"{name}{suffix}") for name in names for suffix in (".run", ".qrels")
+                if (folder / f"{name}{suffix}").exists()]
+    if existing and not args.force:
+        raise ExportRefused(f"{len(existing)} of the files to write already exist ({', '.join(existing[:4])}"
+                            f"{', ...' if len(existing) > 4 else ''}); nothing was written. Give --force to replace "
+                            "them, or choose another folder")
+    relevant_docs = {r["query_id"]: r["relevant_doc_ids"] for r in
+                     paths.read_stored(paths.stored_partition(home, "eval_set"), "eval_set").to_pylist()}
+    for (model, strategy, retriever), name in zip(configurations, names):
+        dimensions = [("strategy", strategy)]
+        chunks = paths.read_stored(paths.stored_partition(home, "chunks", dimensions), "chunks", dimensions)
+        run, qrels = trec_lines(rows[(model, strategy, retriever)],
+                                dict(zip(chunks.column("chunk_id").to_pylist(), chunks.column("doc_id").to_pylist())),
                                 relevant_docs, f"rag_assets:{model}:{strategy}:{retriever}")
-        run_path, _ = write_trec(Path(args.folder), f"{model}__{strategy}__{retriever}", run, qrels)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            run_path, _ = write_trec(folder, name, run, qrels)
+        except OSError as error:
+            raise ExportRefused(f"cannot write {error.filename or folder} ({error.strerror or error}): the export "
+                                f"folder {folder} must be writable") from None
         print(f"{run_path} and .qrels: {len(run)} run lines, {len(qrels)} judgements")
     return EXIT_OK
+
+
+class ExportRefused(RuntimeError):
+    """An export that would overwrite files, or cannot write its folder: one paragraph, nothing lost."""
+
+    paragraph = True

@@ -41,12 +41,13 @@ def _inputs(args: argparse.Namespace, home: Path) -> dict:
 
 def evaluate_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.resources import RagSettings
-    from rag_assets.runner.evaluation import materialize_all
+    from rag_assets.runner.evaluation import check_names, materialize_all
     from rag_assets.runner.instance import default_instance
 
     settings = RagSettings(**_inputs(args, home), beir_split=args.beir_split, bm25_k1=args.bm25_k1,
                            bm25_b=args.bm25_b, bm25_stopwords=args.bm25_stopwords, bm25_stemmer=args.bm25_stemmer,
                            top_k=args.top_k)
+    check_names(args.models or [], args.strategies or [])  # before the Dagster folder is created
     outcome = materialize_all(settings, default_instance(home), model_keys=args.models, strategies=args.strategies,
                               progress=progress, rebuild=args.rebuild)
     _print_inputs(outcome)
@@ -59,9 +60,10 @@ def evaluate_command(args: argparse.Namespace, home: Path) -> int:
 
 def backfill_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.resources import RagSettings
-    from rag_assets.runner.evaluation import backfill_model
+    from rag_assets.runner.evaluation import backfill_model, check_names
     from rag_assets.runner.instance import default_instance
 
+    check_names([args.model], args.strategies or [])  # before the Dagster folder is created
     backfill_model(RagSettings(**_inputs(args, home)), default_instance(home), args.model, strategies=args.strategies,
                    progress=progress)
     return report(home, CONFIGURATION, "table")

@@ -163,7 +163,8 @@ def _tags(command: str, model_keys: Sequence[str], strategies: Sequence[str]) ->
     return {COMMAND_TAG: command, MODELS_TAG: ",".join(model_keys), STRATEGIES_TAG: ",".join(strategies)}
 
 
-def _check(model_keys: Sequence[str], strategies: Sequence[str]) -> None:
+def check_names(model_keys: Sequence[str], strategies: Sequence[str]) -> None:
+    """UsageError for a model or strategy that is not registered, or named twice (before anything opens)."""
     for name, keys, known in ((MODEL, model_keys, registry()), (STRATEGY, strategies, STRATEGIES)):
         unknown = [key for key in keys if key not in known]
         if unknown:
@@ -186,7 +187,7 @@ def materialize_all(
     strategy partitions and the metrics only where they are not up to date, unless ``rebuild``."""
     model_keys = list(model_keys or registry())
     strategies = list(strategies or STRATEGIES)
-    _check(model_keys, strategies)
+    check_names(model_keys, strategies)
     runner = Runner(settings, instance, models, progress, _tags("evaluate", model_keys, strategies), rebuild)
     runner.observe_inputs(model_keys)
     corpus = runner.run("evaluation_inputs")
@@ -216,7 +217,7 @@ def backfill_model(
     Unchanged chunk texts are not re-embedded if this weights revision has embedded them before.
     """
     strategies = list(strategies or STRATEGIES)
-    _check([model], strategies)
+    check_names([model], strategies)
     runner = Runner(settings, instance, models, progress, _tags("backfill", [model], strategies))
     runner.observe_inputs([model])
     outcome = EvaluationOutcome(partitions=[f"{model} x {strategy}" for strategy in strategies])

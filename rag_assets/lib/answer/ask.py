@@ -25,8 +25,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-import pyarrow.parquet as pq
-
 from rag_assets.lib.embed.partition import token_cache, vectors_of
 from rag_assets.lib.embed.spec import Embedder
 from rag_assets.lib.evalsets.queries import Query
@@ -140,8 +138,8 @@ def load_index(home: Path, embedder: Embedder, strategy: str) -> AskIndex:
     if missing:
         raise AskError(f"nothing materialised for {embedder.key} x {strategy} under {home}: missing "
                        f"{', '.join(missing)}; run `rag-assets evaluate --models {embedder.key} --strategies {strategy}`")
-    embeddings = pq.read_table(files["embeddings"])
-    chunks = pq.read_table(files["chunks"])
+    embeddings = paths.read_stored(files["embeddings"], "embeddings", [("model", embedder.key), ("strategy", strategy)])
+    chunks = paths.read_stored(files["chunks"], "chunks", [("strategy", strategy)])
     revision = embeddings.column("revision")[0].as_py() if len(embeddings) else embedder.revision
     if revision != embedder.revision:
         raise AskError(f"the index of {embedder.key} x {strategy} was built with weights {revision}, but the installed "
@@ -150,7 +148,8 @@ def load_index(home: Path, embedder: Embedder, strategy: str) -> AskIndex:
         raise AskError(f"the embeddings of {embedder.key} x {strategy} do not match its chunks: "
                        f"run `rag-assets backfill --model {embedder.key} --strategies {strategy}`")
     documents = {row["doc_id"]: Document(row["doc_id"], row["format"], row["title"], row["text"], row["sections"])
-                 for row in pq.read_table(files["extracted_text"]).to_pylist() if row["status"] == "ok"}
+                 for row in paths.read_stored(files["extracted_text"], "extracted_text").to_pylist()
+                 if row["status"] == "ok"}
     rows = chunks.select(["chunk_id", "doc_id", "section", "text", "content", "start", "end"]).to_pylist()
     index = Index(chunk_ids=[r["chunk_id"] for r in rows], texts=[r["text"] for r in rows],
                   vectors=vectors_of(embeddings, embedder.dimension), embedder=embedder,

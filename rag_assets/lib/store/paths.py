@@ -138,6 +138,8 @@ def stored_uri(home: Path, local: Path) -> str:
 class DamagedOutput(RuntimeError):
     """A stored Parquet file that cannot be read (truncated, overwritten): names it and its rebuild."""
 
+    paragraph = True  # the message says all there is to say: the CLI prints it as it is
+
 
 def rebuild_command(asset: str, dimensions: list[tuple[str, str]] | None) -> str:
     """The command that writes this asset's partition again."""
