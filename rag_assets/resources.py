@@ -191,6 +191,10 @@ class EmbeddingModels(ConfigurableResource):
         """The revision of the weights installed now, computed from the files without loading them."""
         return current_revision(registry()[key])
 
+    def registered(self) -> list[str]:
+        """The keys of the model registry now (the metrics evaluate the partitions of these only)."""
+        return list(registry())
+
     def installed_revisions(self, stamps) -> dict[str, str]:
         """{model: installed revision} for every registered model the stamps name."""
         named = {s["model"] for s in stamps}

@@ -51,7 +51,7 @@ def retrieval_metrics(
     new evaluation run (history is kept); writes the report (Markdown and PNG plots) beside the file.
     """
     evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id,
-                                   stamp_rule(models, corpus_snapshot))
+                                   stamp_rule(models, corpus_snapshot), models.registered())
     for warning in evaluation.warnings:
         context.log.warning(warning)
     report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,

@@ -12,7 +12,7 @@ import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Collection, Iterator
 
 import duckdb
 import pyarrow as pa
@@ -30,6 +30,7 @@ from rag_assets.lib.store.paths import (
     check_readable,
     dimensions_of_path,
     full_disk_named,
+    parquet_root,
     partition_files,
     pid_alive,
     publish,
@@ -50,8 +51,20 @@ class Evaluation:
     warnings: list[str] = field(default_factory=list)  # a damaged file set aside, say
 
 
-def read_partitions(connection: duckdb.DuckDBPyConnection, home: Path, asset: str, columns: list[str]) -> pa.Table:
-    files = partition_files(home, asset)
+MODEL_ASSETS = ("embeddings", "retrieval_runs", "refusal_calibration")  # partitioned by model
+
+
+def registered_files(home: Path, asset: str, registered: Collection[str] | None) -> list[Path]:
+    """The partition files of ``asset``; with ``registered``, only those of no model or of a model it names."""
+    return [file for file in partition_files(home, asset)
+            if registered is None or dict(dimensions_of_path(home, asset, file)).get("model") in (None, *registered)]
+
+
+def read_partitions(connection: duckdb.DuckDBPyConnection, home: Path, asset: str, columns: list[str],
+                    registered: Collection[str] | None = None) -> pa.Table:
+    """Every materialised partition of ``asset``; with ``registered``, only those of the models it names
+    (``leftover_models`` names the others)."""
+    files = registered_files(home, asset, registered)
     if not files:
         raise FileNotFoundError(f"no partition of {asset} has been materialised yet")
     for file in files:  # a damaged file is named, with the command that rebuilds it, before DuckDB reads any
@@ -59,38 +72,62 @@ def read_partitions(connection: duckdb.DuckDBPyConnection, home: Path, asset: st
     return connection.read_parquet([str(f) for f in files], union_by_name=True).select(*columns).to_arrow_table()
 
 
+def leftover_models(home: Path, registered: Collection[str]) -> dict[str, list[Path]]:
+    """Model keys that have partition folders under the storage folder but no registry entry (a model
+    registered once, through a registry file that is not set now), with their folders."""
+    leftovers: dict[str, list[Path]] = {}
+    for asset in MODEL_ASSETS:
+        for file in partition_files(home, asset):
+            model = dict(dimensions_of_path(home, asset, file)).get("model")
+            if model is not None and model not in registered:
+                folder = parquet_root(home) / asset / f"model={model}"
+                if folder not in leftovers.setdefault(model, []):
+                    leftovers[model].append(folder)
+    return leftovers
+
+
+def leftover_warning(leftovers: dict[str, list[Path]]) -> list[str]:
+    """One warning line per leftover model: not evaluated, how to bring it back, how to remove it."""
+    return [f"the partitions of {model} are not evaluated: it is not in the model registry now. Set the registry "
+            f"file that registers it (RAG_ASSETS_MODELS_FILE) to evaluate it again, or remove them: rm -r "
+            + " ".join(f"'{folder}'" for folder in folders) for model, folders in sorted(leftovers.items())]
+
+
 class RejectedEvaluation(Exception):
     """The partitions were not built from one consistent build: nothing was recorded."""
 
 
 def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = None,
-                      stamp_check: Callable[[list[dict]], list[str]] | None = None) -> Evaluation:
+                      stamp_check: Callable[[list[dict]], list[str]] | None = None,
+                      registered: Collection[str] | None = None) -> Evaluation:
     """Append every materialised retrieval partition as a new evaluation run, rebuild the views,
     ``chunk_stats`` and ``comparisons``.
 
     ``stamp_check`` gets the distinct stamps of the partitions before anything is written; if it
     names a problem, RejectedEvaluation is raised and the DuckDB file is not touched, so a run of
-    mixed snapshots, pipelines or weights never becomes the latest result.
+    mixed snapshots, pipelines or weights never becomes the latest result. With ``registered`` (the
+    registry's keys), the partitions of other models are left out, each model named in one warning.
     """
+    leftovers = leftover_models(home, registered) if registered is not None else {}
     with duckdb.connect() as scratch:
-        runs = read_partitions(scratch, home, "retrieval_runs", RESULT_COLUMNS)
+        runs = read_partitions(scratch, home, "retrieval_runs", RESULT_COLUMNS, registered)
         stamps = scratch.sql(f"SELECT DISTINCT {', '.join(STAMP_FIELDS)} FROM runs ORDER BY ALL").to_arrow_table()
     problems = stamp_check(stamps.to_pylist()) if stamp_check else []
     if problems:
         raise RejectedEvaluation("nothing was recorded: the materialised retrieval partitions do not come from one "
                                  "consistent build:\n" + "\n".join(problems))
     stored_file(home, database)  # the object store's copy, when one is configured, is the one appended to
-    warnings = set_aside(database)  # a damaged file is kept aside, and the history taken from the one before
+    warnings = leftover_warning(leftovers) + set_aside(database)  # a damaged file is kept aside, and the history taken from the one before
     with replaced_atomically(database, home) as working, duckdb.connect(str(working)) as connection:
         first = runs.slice(0, 1).to_pylist()[0] if len(runs) else {}
         run_id = write_results(connection, runs, {"dagster_run_id": dagster_run_id,
                                                   "eval_version": first.get("eval_version"),
                                                   "eval_hash": first.get("eval_hash")})
-        write_chunk_stats(connection, read_partitions(connection, home, "embeddings", TOKEN_COLUMNS),
+        write_chunk_stats(connection, read_partitions(connection, home, "embeddings", TOKEN_COLUMNS, registered),
                           read_partitions(connection, home, "chunk_quality", ["*"]))
-        calibrated = bool(partition_files(home, "refusal_calibration"))
+        calibrated = bool(registered_files(home, "refusal_calibration", registered))
         if calibrated:
-            write_threshold_sweep(connection, read_partitions(connection, home, "refusal_calibration", ["*"]))
+            write_threshold_sweep(connection, read_partitions(connection, home, "refusal_calibration", ["*"], registered))
         return Evaluation(
             run_id=run_id, rows=runs.num_rows, table=comparison(connection), paired=write_comparisons(connection),
             costs=connection.sql("SELECT * FROM chunk_stats").to_arrow_table(),
