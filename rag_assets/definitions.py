@@ -19,7 +19,7 @@ from rag_assets.assets.embeddings import (
     vectors_are_unit_length,
 )
 from rag_assets.assets.eval_set import EVAL_SET_CHECKS, eval_set
-from rag_assets.assets.extraction import every_document_extracted, extracted_text
+from rag_assets.assets.extraction import every_document_extracted, extracted_text, no_source_syntax_left
 from rag_assets.assets.metrics import (
     metrics_stamps_agree,
     no_significant_regression,
@@ -48,7 +48,7 @@ ASSETS = [
 ]
 
 ASSET_CHECKS = [
-    every_document_extracted, *EVAL_SET_CHECKS, vectors_are_unit_length, retrieval_stamps_agree, metrics_stamps_agree,
+    every_document_extracted, no_source_syntax_left, *EVAL_SET_CHECKS, vectors_are_unit_length, retrieval_stamps_agree, metrics_stamps_agree,
     no_significant_regression,
 ]
 

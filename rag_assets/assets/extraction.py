@@ -51,6 +51,8 @@ def extracted_text(settings: RagSettings, corpus_snapshot: pa.Table) -> Output[p
             "sections": summary["sections"],
             "formats": MetadataValue.json(summary["formats"]),
             "largest_documents": MetadataValue.md(summary["largest_table"]),
+            "source_syntax_lines": summary["syntax_lines"], "unknown_constructs": summary["unknown_constructs"],
+            "least_faithful": MetadataValue.md(summary["fidelity_table"] or "every document renders without source syntax"),
         },
     )
 
@@ -63,4 +65,16 @@ def every_document_extracted(extracted_text: pa.Table) -> AssetCheckResult:
         severity=AssetCheckSeverity.WARN,
         description="; ".join(f"{doc}: {error}" for doc, error in failures.items()) or "all documents extracted",
         metadata={"failed": len(failures), "documents": extracted_text.num_rows},
+    )
+
+
+@asset_check(asset=extracted_text, description="Warns when a document's canonical text still carries source syntax "
+             "(roles, directive lines, fences, attribute lists, include markers), naming each.")
+def no_source_syntax_left(extracted_text: pa.Table) -> AssetCheckResult:
+    left = {r["doc_id"]: r["syntax_lines"] for r in extracted_text.to_pylist() if r["status"] == "ok" and r["syntax_lines"]}
+    return AssetCheckResult(
+        passed=not left, severity=AssetCheckSeverity.WARN,
+        description="; ".join(f"{doc}: {lines} lines" for doc, lines in sorted(left.items(), key=lambda i: -i[1])[:20])
+        or "no line of any document carries source syntax",
+        metadata={"documents_with_syntax": len(left), "lines": sum(left.values())},
     )

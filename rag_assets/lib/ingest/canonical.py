@@ -47,6 +47,7 @@ class Extracted:
     title: str
     text: str
     sections: list[Section] = field(default_factory=list)
+    unknown_constructs: int = 0  # directives and roles nobody registered (kept), include markers dropped
 
 
 def fold_whitespace(text: str) -> str:

@@ -20,6 +20,7 @@ FORMAT_BY_SUFFIX = {
     ".xhtml": "html",
     ".md": "markdown",
     ".markdown": "markdown",
+    ".mdx": "markdown",
     ".rst": "rst",
     ".txt": "text",
     ".text": "text",

@@ -12,6 +12,7 @@ from rag_assets.lib.formats.markdown import escape_markdown, markdown_table
 from rag_assets.lib.ingest import beir_corpus
 from rag_assets.lib.ingest.canonical import Extracted, Section
 from rag_assets.lib.ingest.corpus import BEIR_CORPUS, NOT_DOCUMENTS
+from rag_assets.lib.ingest.doc_sources import SourceFile, syntax_lines
 from rag_assets.lib.ingest.extraction import (
     EXTRACTOR_NAME,
     EXTRACTOR_VERSION,
@@ -22,7 +23,8 @@ from rag_assets.lib.ingest.extraction import (
 
 def _row(doc_id: str, fmt: str) -> dict:
     return {"doc_id": doc_id, "format": fmt, "title": None, "text": None, "sections": [], "status": "failed",
-            "error": None, "extractor": EXTRACTOR_NAME, "extractor_version": EXTRACTOR_VERSION}
+            "error": None, "extractor": EXTRACTOR_NAME, "extractor_version": EXTRACTOR_VERSION,
+            "syntax_lines": 0, "unknown_constructs": 0}
 
 
 def _ok(row: dict, extracted: Extracted) -> dict:
@@ -34,6 +36,8 @@ def _ok(row: dict, extracted: Extracted) -> dict:
             for s in extracted.sections
         ],
         "status": "ok",
+        "syntax_lines": syntax_lines(extracted.text),
+        "unknown_constructs": extracted.unknown_constructs,
     }
 
 
@@ -56,7 +60,8 @@ def extract_file(root: Path, path: str, fmt: str, sha256: str, max_bytes: int) -
     """
     row = _row(path, fmt)
     try:
-        extracted = extract_document(_read_checked(root, path, sha256, max_bytes), fmt, fallback_title=Path(path).stem)
+        extracted = extract_document(_read_checked(root, path, sha256, max_bytes), fmt, fallback_title=Path(path).stem,
+                                     source=SourceFile(root, path))
     except (ExtractionError, OSError) as error:
         return row | {"error": str(error)}
     return _ok(row, extracted)
@@ -135,7 +140,16 @@ def extraction_summary(rows: list[dict], largest: int = 5) -> dict:
     table = markdown_table([("document", lambda r: escape_markdown(r["doc_id"])), ("format", lambda r: r["format"]),
                             ("characters", lambda r: len(r["text"])), ("sections", lambda r: len(r["sections"]))],
                            biggest)
+    unfaithful = sorted((row for row in ok if row.get("syntax_lines") or row.get("unknown_constructs")),
+                        key=lambda row: (-(row.get("syntax_lines") or 0), -(row.get("unknown_constructs") or 0)))
+    fidelity = markdown_table([("document", lambda r: escape_markdown(r["doc_id"])),
+                               ("lines with source syntax", lambda r: r.get("syntax_lines") or 0),
+                               ("constructs kept or dropped unrendered", lambda r: r.get("unknown_constructs") or 0)],
+                              unfaithful[:largest]) if unfaithful else ""
     return {
+        "syntax_lines": sum(row.get("syntax_lines") or 0 for row in ok),
+        "unknown_constructs": sum(row.get("unknown_constructs") or 0 for row in ok),
+        "fidelity_table": fidelity,
         "documents": len(rows),
         "ok": len(ok),
         "failed": len(rows) - len(ok),

@@ -9,13 +9,26 @@ from __future__ import annotations
 import io
 import logging
 import re
+from dataclasses import replace
+from pathlib import Path
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from rag_assets.lib.ingest.canonical import CanonicalBuilder, Extracted, fold_whitespace
+from rag_assets.lib.ingest.doc_sources import (
+    MKDOCS,
+    SPHINX,
+    SourceFile,
+    front_matter,
+    mdx_to_markdown,
+    render_mkdocs,
+    resolve_includes,
+    tree_of,
+)
+from rag_assets.lib.ingest.sphinx_sources import SPHINX_CHROME, sphinx_build
 
 EXTRACTOR_NAME = "rag_assets.extraction"
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"  # 2: documentation sources read as Sphinx and MkDocs render them
 
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _BLOCKS = frozenset(
@@ -25,7 +38,7 @@ _BLOCKS = frozenset(
 )
 # Chrome that is never content, on any site; the second group is what Sphinx adds.
 _CHROME_SELECTORS = (
-    "script, style, noscript, template, iframe, svg, nav, aside, form, button, "
+    "script, style, noscript, template, iframe, svg, nav, aside:not(.admonition):not(.callout), form, button, "
     "[role=navigation], [role=search], [role=banner], [role=contentinfo], [hidden], "
     "a.headerlink, div.sphinxsidebar, div.related, div.footer, #searchbox, .inline-search"
 )
@@ -159,7 +172,7 @@ def nesting_depth(markup: str, limit: int = MAX_NESTING) -> int:
     return deepest
 
 
-def _extract_markup(markup: str, fallback_title: str) -> Extracted:
+def _extract_markup(markup: str, fallback_title: str, extra_chrome: str = "") -> Extracted:
     depth = nesting_depth(markup)
     if depth > MAX_NESTING:
         raise ExtractionError(f"HTML nests elements more than {MAX_NESTING:,} deep: not extracted (an HTML parser "
@@ -170,7 +183,8 @@ def _extract_markup(markup: str, fallback_title: str) -> Extracted:
     root = next((node for selector in _MAIN_SELECTORS if (node := tree.css_first(selector))), None)
     if root is None:
         raise ExtractionError("no <body> or main content in the HTML")
-    chrome = _CHROME_SELECTORS + (", " + _PAGE_CHROME_SELECTORS if root.tag == "body" else "")
+    chrome = _CHROME_SELECTORS + (", " + _PAGE_CHROME_SELECTORS if root.tag == "body" else "") + (
+        ", " + extra_chrome if extra_chrome else "")
     for node in root.css(chrome):
         node.decompose()
     builder = CanonicalBuilder()
@@ -190,12 +204,65 @@ def _slug(text: str) -> str:
     return re.sub(r"[^\w\- ]", "", text.lower()).strip().replace(" ", "-")
 
 
-def extract_markdown(data: bytes, fallback_title: str) -> Extracted:
-    """CommonMark (with tables) rendered to HTML, then the HTML rules; headings get GitHub anchors."""
+def extract_markdown(data: bytes, fallback_title: str, source: SourceFile | None = None) -> Extracted:
+    """Markdown as its tree's tool renders it (``doc_sources``): a Sphinx tree's through MyST, an MkDocs
+    tree's through Python-Markdown with its extensions; otherwise CommonMark (with tables) after front
+    matter (its title is the title) and, for ``.mdx``, MDX's module lines; then the HTML rules. Headings
+    of plain Markdown get GitHub anchors."""
+    tree = tree_of(source) if source else None
+    if tree and tree[0] == SPHINX:
+        return _extract_sphinx_page(source, tree[1], fallback_title)
+    text = _decode(data)
+    if tree and tree[0] == MKDOCS:
+        meta, _ = front_matter(text)
+        html, dropped = render_mkdocs(text, source, tree[1])
+        extracted = _extract_markup(f"<html><body><main>{html}</main></body></html>", fallback_title)
+        return replace(extracted, title=_meta_title(meta) or extracted.title, unknown_constructs=dropped)
+    meta, text = front_matter(text)
+    dropped = 0
+    if source is not None:
+        if source.path.lower().endswith(".mdx"):
+            text = mdx_to_markdown(text)
+        text, dropped = resolve_includes(text, source, [])
+    extracted = _commonmark(text, fallback_title)
+    return replace(extracted, title=_meta_title(meta) or extracted.title, unknown_constructs=dropped)
+
+
+def _meta_title(meta: dict) -> str | None:
+    title = meta.get("title")
+    return fold_whitespace(str(title)) if isinstance(title, (str, int, float)) and str(title).strip() else None
+
+
+def _extract_sphinx_page(source: SourceFile, tree: Path | None, fallback_title: str) -> Extracted:
+    """A page of a Sphinx build of its tree (or of the corpus folder's reStructuredText without one)."""
+    root = Path(source.root).resolve()
+    try:
+        build = sphinx_build(tree, with_markdown=True) if tree else sphinx_build(root, with_markdown=False)
+    except Exception as error:  # noqa: BLE001 - Sphinx raises many types on a tree it cannot build
+        raise ExtractionError(f"Sphinx could not build {tree or root}: {type(error).__name__}: {error}") from error
+    page, docname = build.page((root / source.path).resolve())
+    if not page.is_file():
+        raise ExtractionError(f"Sphinx wrote no page for it (excluded by the tree, or unreadable): "
+                              f"{_sphinx_problem(build.warnings, source.path)}")
+    extracted = _extract_markup(page.read_text(encoding="utf-8"), fallback_title, SPHINX_CHROME)
+    return replace(extracted, unknown_constructs=build.unknown.get(docname, 0))
+
+
+def extract_sphinx_html(data: bytes, fallback_title: str) -> Extracted:
+    """A page Sphinx built, by the HTML rules and without its navigation (a toctree's entries)."""
+    return _extract_markup(_decode(data), fallback_title, SPHINX_CHROME)
+
+
+def _sphinx_problem(warnings: str, path: str) -> str:
+    own = [line for line in warnings.splitlines() if path in line]
+    return own[0].strip() if own else "no warning names it"
+
+
+def _commonmark(text: str, fallback_title: str) -> Extracted:
     from markdown_it import MarkdownIt
 
     parser = MarkdownIt("commonmark").enable("table")
-    tokens = parser.parse(_decode(data))
+    tokens = parser.parse(text)
     seen: dict[str, int] = {}
     for index, token in enumerate(tokens):
         if token.type == "heading_open":
@@ -207,8 +274,13 @@ def extract_markdown(data: bytes, fallback_title: str) -> Extracted:
     return _extract_markup(f"<html><body><main>{body}</main></body></html>", fallback_title)
 
 
-def extract_rst(data: bytes, fallback_title: str) -> Extracted:
-    """reStructuredText rendered by docutils to HTML, then the HTML rules; sections keep their ids."""
+def extract_rst(data: bytes, fallback_title: str, source: SourceFile | None = None) -> Extracted:
+    """reStructuredText as Sphinx renders it (``sphinx_sources``), its tree's page or, outside a tree, the
+    corpus folder's reStructuredText built as one project; without a source (a document given as bytes
+    alone), docutils to HTML. Then the HTML rules; sections keep their ids."""
+    if source is not None:
+        tree = tree_of(source)
+        return _extract_sphinx_page(source, tree[1] if tree and tree[0] == SPHINX else None, fallback_title)
     from docutils.core import publish_parts
 
     source = _decode(data)
@@ -303,7 +375,7 @@ EXTRACTORS = {
 }
 
 
-def extract_document(data: bytes, fmt: str, fallback_title: str) -> Extracted:
+def extract_document(data: bytes, fmt: str, fallback_title: str, source: SourceFile | None = None) -> Extracted:
     """Canonical text and sections of one document; ExtractionError with the reason if unreadable."""
     if not data.strip():
         raise ExtractionError("empty file")
@@ -312,7 +384,7 @@ def extract_document(data: bytes, fmt: str, fallback_title: str) -> Extracted:
     extractor = EXTRACTORS.get(fmt)
     if extractor is None:
         raise ExtractionError(f"unsupported format {fmt!r}")
-    extracted = extractor(data, fallback_title)
+    extracted = extractor(data, fallback_title, source) if fmt in ("rst", "markdown") else extractor(data, fallback_title)
     if not extracted.text.strip():
         raise ExtractionError("no text after extraction")
     return extracted

@@ -41,6 +41,8 @@ EXTRACTED_TEXT = pa.schema([
     ("doc_id", pa.string()), ("format", pa.string()), ("title", pa.string()), ("text", pa.string()),
     ("sections", pa.list_(SECTION)), ("status", pa.string()), ("error", pa.string()), ("extractor", pa.string()),
     ("extractor_version", pa.string()), ("snapshot_id", pa.string()),
+    # fidelity: lines of the text that still carry source syntax; constructs kept or dropped unrendered
+    ("syntax_lines", pa.int64()), ("unknown_constructs", pa.int64()),
 ])
 
 EVAL_SET = pa.schema([

@@ -1,0 +1,12 @@
+import typer
+
+app = typer.Typer()
+
+
+@app.command()
+def main(name: str = typer.Argument(default="World")):
+    print(f"Hello {name}!")
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,17 @@
+import typer
+
+
+def main(name: str, lastname: str = "", formal: bool = False):
+    """
+    Say hi to 'name', optionally with a --lastname.
+
+    If --formal is used, say hi very formally.
+    """
+    if formal:
+        print(f"Good day Ms. {name} {lastname}.")
+    else:
+        print(f"Hello {name} {lastname}")
+
+
+if __name__ == "__main__":
+    typer.run(main)

@@ -1,0 +1,15 @@
+import typer
+
+app = typer.Typer()
+
+
+@app.command()
+def main(force: bool = typer.Option(False, "--force/--no-force", "-f/-F")):
+    if force:
+        print("Forcing operation")
+    else:
+        print("Not forcing")
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,160 @@
+"""Sphinx source trees read as Sphinx renders them.
+
+A folder with a ``conf.py`` (or, without one, the corpus folder's reStructuredText files) is built
+once per process with Sphinx's own HTML builder, into a temporary folder, and each page is then read
+by the HTML rules of ``extraction``: roles render as their text (``:func:`~pkg.mod.fn``` is ``fn()``,
+``:doc:``/``:ref:`` the target's title), domain directives (``py:function``, ``py:data``, ``confval``,
+...) keep their signature and body, ``versionadded``/``versionchanged``/``deprecated`` Sphinx's sentence
+("Added in version 2.1: ..."), admonitions their body, ``code-block`` and ``literalinclude`` their code
+(resolved inside the tree), section anchors the ids Sphinx gives; a ``toctree`` gives no text.
+
+The project's own ``conf.py`` is never executed (it can import anything): the build uses Sphinx's
+defaults with MyST (``.md`` files of the tree, through myst-parser) and this module's fallback, under
+which a directive or role that nobody registered keeps its content (a directive's body, a role's text)
+and is counted per page instead of being dropped.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import io
+import shutil
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+SPHINX_CHROME = "div.toctree-wrapper, div.sphinxsidebar, div.related, a.headerlink"
+MYST_EXTENSIONS = ["colon_fence", "deflist", "fieldlist", "substitution", "attrs_inline", "attrs_block", "tasklist"]
+_SOURCE_SUFFIXES = {".rst": "restructuredtext", ".md": "markdown", ".txt": "restructuredtext"}
+
+
+@dataclass
+class SphinxBuild:
+    """One tree built: where each source's page is, and the constructs nobody registered, per page."""
+
+    source_root: Path
+    html_root: Path
+    unknown: dict[str, int] = field(default_factory=dict)  # docname -> directives and roles kept by the fallback
+    warnings: str = ""
+
+    def page(self, source: Path) -> tuple[Path, str]:
+        """(the HTML page of ``source``, its docname)."""
+        docname = source.relative_to(self.source_root).with_suffix("").as_posix()
+        return self.html_root / f"{docname}.html", docname
+
+
+_builds: dict[tuple[str, str], SphinxBuild] = {}
+
+
+def _tree_digest(root: Path, suffixes: tuple[str, ...]) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in suffixes):
+        status = path.stat()
+        digest.update(f"{path.relative_to(root)}\0{status.st_size}\0{status.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def sphinx_build(source_root: Path, with_markdown: bool) -> SphinxBuild:
+    """The tree at ``source_root`` built with Sphinx's HTML builder (once per process and tree state)."""
+    suffixes = (".rst", ".md") if with_markdown else (".rst",)
+    key = (str(source_root.resolve()), _tree_digest(source_root, suffixes))
+    if key not in _builds:
+        _builds[key] = _build(source_root.resolve(), suffixes)
+    return _builds[key]
+
+
+def _build(source_root: Path, suffixes: tuple[str, ...]) -> SphinxBuild:
+    from sphinx.application import Sphinx
+
+    out = Path(tempfile.mkdtemp(prefix="rag-assets-sphinx-"))
+    atexit.register(shutil.rmtree, out, True)
+    build = SphinxBuild(source_root, out / "html")
+    warnings = io.StringIO()
+    overrides = {
+        "extensions": ["myst_parser"] if ".md" in suffixes else [],
+        "source_suffix": {suffix: _SOURCE_SUFFIXES[suffix] for suffix in suffixes},
+        "html_theme": "basic", "exclude_patterns": ["_build", "**/_build", ".*", *_other_trees(source_root)],
+        "myst_enable_extensions": MYST_EXTENSIONS, "suppress_warnings": ["toc.not_included", "myst.header"],
+        "html_permalinks": False, "root_doc": _root_doc(source_root, suffixes),
+        # only the pages are read: no copies of the sources, no indices
+        "html_copy_source": False, "html_use_index": False, "html_domain_indices": False,
+        "html_show_sourcelink": False,
+    }
+    with _kept_unknown(build.unknown):
+        app = Sphinx(str(source_root), None, str(build.html_root), str(out / "doctrees"), "html",
+                     confoverrides=overrides, status=io.StringIO(), warning=warnings, freshenv=True,
+                     keep_going=True, parallel=0)
+        app.build(force_all=True)
+    build.warnings = warnings.getvalue()
+    return build
+
+
+def _other_trees(source_root: Path) -> list[str]:
+    """Sphinx trees (a conf.py) below ``source_root``: each is built as its own project, not as part of this."""
+    return [f"{conf.parent.relative_to(source_root).as_posix()}/**" for conf in source_root.rglob("conf.py")
+            if conf.parent != source_root]
+
+
+def _root_doc(source_root: Path, suffixes: tuple[str, ...]) -> str:
+    """The tree's root document: index, or contents, or else its first source file (Sphinx needs one)."""
+    sources = sorted(p for p in source_root.rglob("*") if p.suffix in suffixes and p.is_file()
+                     and not any(part.startswith((".", "_build")) for part in p.relative_to(source_root).parts))
+    names = [p.relative_to(source_root).with_suffix("").as_posix() for p in sources]
+    return next((name for name in ("index", "contents") if name in names), names[0] if names else "index")
+
+
+@contextmanager
+def _kept_unknown(counts: dict[str, int]) -> Iterator[None]:
+    """While Sphinx reads: a directive or role nobody registered keeps its content, counted by page."""
+    from docutils import nodes
+    from docutils.parsers.rst import Directive, directives, roles
+
+    def docname_of(document) -> str:
+        env = getattr(document.settings, "env", None)
+        return getattr(env, "docname", "") or ""
+
+    class AnyOption(dict):
+        def __contains__(self, name) -> bool:
+            return True
+
+        def __getitem__(self, name):
+            return directives.unchanged
+
+    class KeptDirective(Directive):
+        has_content = True
+        optional_arguments = 100
+        final_argument_whitespace = True
+        option_spec = AnyOption()
+
+        def run(self):
+            document = self.state.document
+            counts[docname_of(document)] = counts.get(docname_of(document), 0) + 1
+            container = nodes.container(classes=["unregistered-directive", self.name])
+            if self.arguments:
+                container += nodes.paragraph(text=" ".join(self.arguments))
+            self.state.nested_parse(self.content, self.content_offset, container)
+            return [container]
+
+    def kept_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+        counts[docname_of(inliner.document)] = counts.get(docname_of(inliner.document), 0) + 1
+        shown = text.split("<")[0].strip() if text.endswith(">") and "<" in text else text
+        return [nodes.inline(rawtext, shown.lstrip("~!"))], []
+
+    lookup_directive, lookup_role = directives.directive, roles.role
+
+    def directive(name, language, document):
+        found, messages = lookup_directive(name, language, document)
+        return (found, messages) if found is not None else (KeptDirective, [])
+
+    def role(name, language, lineno, reporter):
+        found, messages = lookup_role(name, language, lineno, reporter)
+        return (found, messages) if found is not None else (kept_role, [])
+
+    directives.directive, roles.role = directive, role
+    try:
+        yield
+    finally:
+        directives.directive, roles.role = lookup_directive, lookup_role
