@@ -19,6 +19,7 @@ from rag_assets.assets.embeddings import (
     vectors_are_unit_length,
 )
 from rag_assets.assets.eval_set import EVAL_SET_CHECKS, eval_set
+from rag_assets.assets.external import external_retriever, external_runs
 from rag_assets.assets.extraction import every_document_extracted, extracted_text, no_source_syntax_left
 from rag_assets.assets.metrics import (
     metrics_stamps_agree,
@@ -36,6 +37,7 @@ from rag_assets.lib.store import paths
 from rag_assets.resources import EmbeddingModels, ParquetIOManager, RagSettings
 from rag_assets.schedules import (
     automation_sensor,
+    external_observation,
     input_observation,
     model_registry,
     nightly_schedule,
@@ -44,7 +46,7 @@ from rag_assets.settings import current
 
 ASSETS = [
     corpus_folder, embedding_model, corpus_snapshot, extracted_text, eval_set, chunks, chunk_quality, embeddings,
-    retrieval_runs, refusal_calibration, retrieval_metrics,
+    retrieval_runs, refusal_calibration, external_retriever, external_runs, retrieval_metrics,
 ]
 
 ASSET_CHECKS = [
@@ -70,7 +72,7 @@ def build_definitions(settings: RagSettings | None = None, models: EmbeddingMode
         assets=with_owners_and_tags(ASSETS, settings.owners, settings.asset_tags),
         asset_checks=ASSET_CHECKS,
         jobs=JOBS,
-        schedules=[input_observation, nightly_schedule(settings.nightly_cron, settings.nightly_timezone)],
+        schedules=[input_observation, external_observation, nightly_schedule(settings.nightly_cron, settings.nightly_timezone)],
         sensors=[model_registry, automation_sensor(configured)],
         executor=executor_for(configured.scale_out),
         resources={

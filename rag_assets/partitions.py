@@ -29,6 +29,8 @@ STRATEGY = "strategy"
 strategy_partitions = StaticPartitionsDefinition(list(STRATEGIES))
 model_partitions = DynamicPartitionsDefinition(name=MODEL)
 model_strategy_partitions = MultiPartitionsDefinition({MODEL: model_partitions, STRATEGY: strategy_partitions})
+EXTERNAL = "external_retriever"
+external_partitions = DynamicPartitionsDefinition(name=EXTERNAL)  # one per external retriever of the registry
 
 
 
@@ -45,7 +47,7 @@ def keys_of(partition_key) -> dict[str, str]:
 
 def dimension_name(partitions_def: PartitionsDefinition) -> str:
     """The dimension name of a one-dimensional partitioning of this graph."""
-    for name, single in ((STRATEGY, strategy_partitions), (MODEL, model_partitions)):
+    for name, single in ((STRATEGY, strategy_partitions), (MODEL, model_partitions), (EXTERNAL, external_partitions)):
         if partitions_def == single:
             return name
     raise ValueError(f"{partitions_def} is not one of the graph's one-dimensional partitionings")
@@ -71,3 +73,17 @@ def add_model_partitions(instance: DagsterInstance, model_keys: Iterable[str]) -
     if new:
         instance.add_dynamic_partitions(model_partitions.name, new)
     return new
+
+
+def sync_external_partitions(instance: DagsterInstance, keys: Iterable[str]) -> tuple[list[str], list[str]]:
+    """One partition per registered external retriever: (added, removed). What was built for a removed
+    one stays on disk; registering it again brings its partition back."""
+    existing = set(instance.get_dynamic_partitions(external_partitions.name))
+    wanted = list(keys)
+    added = [key for key in wanted if key not in existing]
+    removed = sorted(existing - set(wanted))
+    if added:
+        instance.add_dynamic_partitions(external_partitions.name, added)
+    for key in removed:
+        instance.delete_dynamic_partition(external_partitions.name, key)
+    return added, removed

@@ -3,6 +3,7 @@
 - ``input_observation`` (every 15 minutes): hash the corpus folder and every model's weights.
 - ``nightly_evaluation`` (the ``schedule.cron`` setting, 02:00 UTC by default): observe, then append
   an evaluation run of every partition to the history.
+- ``external_observation`` (every 15 minutes): ask every external retriever its index version.
 - ``model_registry`` (every minute): a model partition for each new registry entry.
 - ``rag_assets_automation`` (every 30 s): rebuild what a change made stale (``automation.py``).
 """
@@ -17,7 +18,7 @@ from dagster import (
     sensor,
 )
 
-from rag_assets.jobs import nightly_evaluation, observe_inputs
+from rag_assets.jobs import nightly_evaluation, observe_external, observe_inputs
 from rag_assets.lib.embed.models import registry
 from rag_assets.partitions import missing_model_partitions, model_partitions
 from rag_assets.settings import Settings
@@ -29,6 +30,15 @@ input_observation = ScheduleDefinition(
     cron_schedule="*/15 * * * *",
     default_status=DefaultScheduleStatus.RUNNING,
     description="Hashes the corpus folder and every model's weights: a change marks what was built from them stale.",
+)
+
+external_observation = ScheduleDefinition(
+    name="external_observation",
+    job=observe_external,
+    cron_schedule="*/15 * * * *",
+    default_status=DefaultScheduleStatus.RUNNING,
+    description="Asks every external retriever its index version (or hashes its answers to probe questions): a "
+    "re-indexed store marks its runs stale, and the nightly metrics include every external retriever's rows.",
 )
 
 

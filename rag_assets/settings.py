@@ -213,6 +213,8 @@ class Settings(_Group):
                             "folder.")
     models_file: str = Field("", description="A JSON file of model registry entries added to the built-in models "
                              "(a local copy of a model's weights has 'folder').")
+    retrievers_file: str = Field("", description="A JSON file of external retrievers (a team's own: http, python, "
+                                 "chroma, lancedb) evaluated beside the built-in configurations; '' for none.")
     debug: bool = Field(False, description="On failure, Dagster's log and the Python traceback instead of one "
                         "paragraph.")
     evaluation: Evaluation = Field(default_factory=Evaluation)

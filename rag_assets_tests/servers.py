@@ -315,3 +315,69 @@ class S3Server:
         stop_session(self.process, seconds)
         self.log.close()
         assert not session_pids(self.process.pid), "the S3 server left processes running"
+
+
+class RetrievalService:
+    """rag_assets_tests/external_service.py served by uvicorn on 127.0.0.1 in its own session; stopped by PID."""
+
+    def __init__(self, log: Path, token: str = "s3cret-token", version: str = "v1", seconds: float = 60,
+                 corpus: Path | None = None) -> None:
+        self.port, self.token = free_port(), token
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log.open("wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "rag_assets_tests.external_service:app", "--host", "127.0.0.1",
+             "--port", str(self.port), "--log-level", "warning"],
+            env={**os.environ, "SERVICE_TOKEN": token, "SERVICE_INDEX_VERSION": version,
+                 **({"SERVICE_CORPUS": str(corpus)} if corpus else {})},
+            cwd=str(FIXTURES.parents[1]), stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + seconds
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"uvicorn exited with {self.process.returncode}; see {log}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/version", timeout=2):
+                    return
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise TimeoutError(f"the retrieval service at {self.url} did not answer in {seconds} s; see {log}")
+                time.sleep(0.2)
+
+    def stop(self, seconds: float = 10) -> None:
+        stop_session(self.process, seconds)
+        self.log.close()
+        assert not session_pids(self.process.pid), "the retrieval service left processes running"
+
+
+class ChromaServer:
+    """A real Chroma server (`chroma run` from the chromadb package) on 127.0.0.1:port, its data in
+    ``folder``, in its own session; stopped by PID."""
+
+    def __init__(self, folder: Path, seconds: float = 60) -> None:
+        import shutil
+
+        self.port = free_port()
+        self.log = (folder / "chroma.log").open("wb")
+        chroma = shutil.which("chroma", path=str(Path(sys.executable).parent)) or "chroma"
+        self.process = subprocess.Popen([chroma, "run", "--path", str(folder / "data"), "--host", "127.0.0.1",
+                                         "--port", str(self.port)],
+                                        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+                                        stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + seconds
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"chroma run exited with {self.process.returncode}; see {folder / 'chroma.log'}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/v2/heartbeat", timeout=2):
+                    return
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise TimeoutError(f"Chroma did not answer on port {self.port} in {seconds} s")
+                time.sleep(0.3)
+
+    def stop(self, seconds: float = 10) -> None:
+        stop_session(self.process, seconds)
+        self.log.close()
+        assert not session_pids(self.process.pid), "the Chroma server left processes running"

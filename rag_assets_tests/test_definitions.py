@@ -6,7 +6,7 @@ defs = load_definitions()
 
 EXPECTED = {
     "corpus_folder", "embedding_model", "corpus_snapshot", "extracted_text", "eval_set", "chunks", "chunk_quality", "embeddings", "retrieval_runs",
-    "refusal_calibration", "retrieval_metrics",
+    "refusal_calibration", "retrieval_metrics", "external_retriever", "external_runs",
 }
 
 
@@ -32,7 +32,10 @@ def test_asset_keys_and_lineage():
     assert parents["refusal_calibration"] == {"retrieval_runs"}
     # corpus_snapshot: the snapshot the stamps must match, checked before anything is written
     assert parents["retrieval_metrics"] == {"retrieval_runs", "refusal_calibration", "embeddings", "chunk_quality",
-                                            "corpus_folder", "embedding_model", "corpus_snapshot"}
+                                            "corpus_folder", "embedding_model", "corpus_snapshot", "external_runs"}
+    # a team's retriever: asked every query of the same evaluation set, judged on the same canonical text
+    assert parents["external_runs"] == {"external_retriever", "eval_set", "extracted_text"}
+    assert graph.get(AssetKey("external_retriever")).is_observable
     assert graph.get(AssetKey("retrieval_metrics")).pools == {"duckdb_write"}
 
 
@@ -44,11 +47,12 @@ def test_checks_and_schedules():
         "metrics_stamps_agree", "no_significant_regression"}
     assert defs.resolve_schedule_def("input_observation").job_name == "observe_inputs"
     assert defs.resolve_schedule_def("nightly_evaluation").job_name == "nightly_evaluation"
+    assert defs.resolve_schedule_def("external_observation").job_name == "observe_external"
     assert defs.resolve_sensor_def("model_registry") is not None
     assert defs.resolve_sensor_def("rag_assets_automation") is not None
     conditioned = {key.to_user_string() for key in graph.get_all_asset_keys()
                    if graph.get(key).automation_condition is not None}
-    assert conditioned == EXPECTED - {"corpus_folder", "embedding_model"}  # every materialisable stage
+    assert conditioned == EXPECTED - {"corpus_folder", "embedding_model", "external_retriever"}  # every materialisable stage
 
 
 def test_an_eighth_strategy_is_one_registry_entry_and_a_new_partition():

@@ -21,6 +21,7 @@ from rag_assets.lib.evaluate.misses import worst_queries_of_default
 from rag_assets.lib.evaluate.regressions import latest_regressions
 from rag_assets.lib.evaluate.report import build_report, headline, plots_markdown
 from rag_assets.lib.evaluate.results_store import record_evaluation
+from rag_assets.lib.retrieve.external import registry as external_registry
 from rag_assets.lib.store.database import read_only
 from rag_assets.lib.store.paths import stored_database
 from rag_assets.lib.store.schemas import STAMP_FIELDS
@@ -31,6 +32,11 @@ from rag_assets.tags import DUCKDB_WRITE_POOL
 
 # the observed inputs are direct dependencies too: a changed corpus or model shows the metrics stale, and the
 # nightly run observes them before it evaluates
+def external_registered() -> list[str]:
+    """The keys of the external retrievers registered now (RAG_ASSETS_RETRIEVERS_FILE)."""
+    return list(external_registry())
+
+
 def stamp_rule(models: EmbeddingModels, corpus_snapshot: pa.Table):
     """What every configuration's stamps must agree with: the installed weights and this snapshot. The
     evaluation checks them before it writes anything, so a mixed build never becomes the latest result."""
@@ -40,7 +46,8 @@ def stamp_rule(models: EmbeddingModels, corpus_snapshot: pa.Table):
 
 @asset(group_name="metrics", pool=DUCKDB_WRITE_POOL, automation_condition=EVALUATE, kinds={"python", "duckdb"},
        code_version=PIPELINE_VERSION,
-       deps=["corpus_folder", "embedding_model", "retrieval_runs", "refusal_calibration", "embeddings", "chunk_quality"])
+       deps=["corpus_folder", "embedding_model", "retrieval_runs", "refusal_calibration", "embeddings", "chunk_quality",
+             "external_runs"])
 def retrieval_metrics(
     context: AssetExecutionContext, settings: RagSettings, models: EmbeddingModels, corpus_snapshot: pa.Table
 ) -> MaterializeResult:
@@ -51,7 +58,7 @@ def retrieval_metrics(
     new evaluation run (history is kept); writes the report (Markdown and PNG plots) beside the file.
     """
     evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id,
-                                   stamp_rule(models, corpus_snapshot), models.registered())
+                                   stamp_rule(models, corpus_snapshot), models.registered(), external_registered())
     for warning in evaluation.warnings:
         context.log.warning(warning)
     report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,

@@ -23,6 +23,7 @@ from rag_assets.definitions import build_definitions
 from rag_assets.lib.embed.models import registry
 from rag_assets.lib.evaluate.results_store import withdraw_run
 from rag_assets.lib.ingest.chunking import STRATEGIES
+from rag_assets.lib.retrieve.external import registry as external_registry
 from rag_assets.lib.store.database import damage_of
 from rag_assets.lib.store.paths import duckdb_path, stored_database
 from rag_assets.partitions import (
@@ -88,6 +89,7 @@ class Runner:
         self.tags = {TRIGGER_TAG: "cli", SETTINGS_TAG: self.fingerprint, PID_TAG: str(os.getpid()),
                      HOST_TAG: socket.gethostname(), **(tags or {})}
         self.skipped: list[str] = []
+        self.external_changed = False  # an external retriever's partition was evaluated again by this command
         home = Path(settings.home)
         self.withdraw = lambda run_id: withdraw_run(duckdb_path(home), home, run_id)
         for message in release_slots_of_dead_runs(instance, self.withdraw) + fail_runs_of_gone_processes(
@@ -147,6 +149,20 @@ class Runner:
         add_model_partitions(self.instance, model_keys)
         self.run("observe_inputs", label="(corpus_folder, embedding_model)")
 
+    def external_partitions(self) -> list[str]:
+        """Observe every registered external retriever (its index version), then ask each one the evaluation
+        set's queries unless its partition is up to date; the keys evaluated."""
+        keys = list(external_registry())
+        if not keys:
+            return []
+        self.run("observe_external", label="(external_retriever)")
+        skipped = len(self.skipped)
+        for key in keys:
+            self.checks_unless_current("external_partition", key, f"[external {key}]")
+        # Dagster's status does not carry a dynamic partition's new version to the unpartitioned metrics
+        self.external_changed = len(self.skipped) - skipped < len(keys)
+        return keys
+
     def model_partitions(self, model: str, strategies: Sequence[str]) -> list[CheckOutcome]:
         return [outcome for strategy in strategies for outcome in self.checks_unless_current(
             "model_partition", model_strategy_key(model, strategy), f"[{model} x {strategy}]")]
@@ -198,7 +214,9 @@ def materialize_all(
     for model in model_keys:
         outcome.checks += runner.model_partitions(model, strategies)
         outcome.partitions += [f"{model} x {strategy}" for strategy in strategies]
-    outcome.checks += runner.checks_unless_current("evaluation_metrics", output_whole=metrics_whole(settings))
+    outcome.partitions += [f"external {key}" for key in runner.external_partitions()]
+    outcome.checks += runner.checks_unless_current("evaluation_metrics", output_whole=metrics_whole(settings)
+                                                   and not runner.external_changed)
     outcome.up_to_date = runner.skipped
     return outcome
 

@@ -32,15 +32,19 @@ RERANK_MEASURES = ("success_at_1", "mrr")
 _COLUMN = {"mrr": "reciprocal_rank", **{f"success_at_{k}": f"hit_at_{k}" for k in (1, 4, 8, 20)}}
 
 
+EXTERNAL_MEASURES = ("success_at_4", "mrr")
+EXTERNAL_MODEL = "external"  # an external retriever's rows (rag_assets.lib.retrieve.external)
+
+
 def _values(connection, model, strategy, retriever, measure) -> dict[str, float]:
     return dict(connection.execute(
         f"SELECT query_id, {_COLUMN[measure]} FROM query_measures WHERE model = ? AND strategy = ? AND retriever = ?",
         [model, strategy, retriever]).fetchall())
 
 
-def _compare(connection, model, label, a, b, measure) -> dict | None:
-    """a and b are (strategy, retriever)."""
-    left, right = _values(connection, model, *a, measure), _values(connection, model, *b, measure)
+def _compare(connection, model, label, a, b, measure, b_model: str | None = None) -> dict | None:
+    """a and b are (strategy, retriever); b of ``b_model`` when it is another model's."""
+    left, right = _values(connection, model, *a, measure), _values(connection, b_model or model, *b, measure)
     shared = sorted(set(left) & set(right))
     if not shared:
         return None
@@ -70,6 +74,7 @@ def compute_comparisons(connection: duckdb.DuckDBPyConnection) -> pa.Table:
                 if (model, strategy, reranker) in present and (model, strategy, "hybrid") in present:
                     rows += [_compare(connection, model, f"{reranker} vs hybrid", (strategy, reranker),
                                       (strategy, "hybrid"), m) for m in RERANK_MEASURES]
+    rows += external_against_best(connection, configurations)
     rows = [row for row in rows if row is not None]
     schema = pa.schema([("model", pa.string()), ("comparison", pa.string()), ("a_strategy", pa.string()),
                         ("a_retriever", pa.string()), ("b_strategy", pa.string()), ("b_retriever", pa.string()),
@@ -77,6 +82,26 @@ def compute_comparisons(connection: duckdb.DuckDBPyConnection) -> pa.Table:
                         ("b_value", pa.float64()), ("wins", pa.int64()), ("losses", pa.int64()), ("ties", pa.int64()),
                         ("p_value", pa.float64()), ("test", pa.string()), ("result", pa.string())])
     return pa.Table.from_pylist(rows, schema=schema)
+
+
+def best_built_in(connection: duckdb.DuckDBPyConnection) -> tuple[str, str, str] | None:
+    """The built-in configuration with the highest MRR over the judged queries (ties: success@4, then name)."""
+    best = connection.execute(
+        "SELECT model, strategy, retriever FROM query_measures WHERE model <> ? "
+        "GROUP BY ALL ORDER BY avg(reciprocal_rank) DESC, avg(hit_at_4) DESC, model, strategy, retriever LIMIT 1", [EXTERNAL_MODEL]).fetchall()
+    return tuple(best[0]) if best else None
+
+
+def external_against_best(connection: duckdb.DuckDBPyConnection, configurations) -> list[dict | None]:
+    """Each external retriever against the best built-in configuration, on the same queries: the sign test
+    on success@4 and Wilcoxon on reciprocal rank (``+wins/-losses, p``)."""
+    best = best_built_in(connection)
+    if best is None:
+        return []
+    model, strategy, retriever = best
+    return [_compare(connection, EXTERNAL_MODEL, f"{key} vs best built-in ({model} x {strategy} x {retriever})",
+                     (key, key), (strategy, retriever), measure, b_model=model)
+            for key in sorted({c[1] for c in configurations if c[0] == EXTERNAL_MODEL}) for measure in EXTERNAL_MEASURES]
 
 
 def write_comparisons(connection: duckdb.DuckDBPyConnection) -> pa.Table:

@@ -16,6 +16,7 @@ from typing import Callable, Collection, Iterator
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from rag_assets.lib.evaluate.comparisons import write_comparisons
 from rag_assets.lib.evaluate.measures import (
@@ -93,13 +94,47 @@ def leftover_warning(leftovers: dict[str, list[Path]]) -> list[str]:
             + " ".join(f"'{folder}'" for folder in folders) for model, folders in sorted(leftovers.items())]
 
 
+def external_rows_beside(connection: duckdb.DuckDBPyConnection, home: Path, runs: pa.Table,
+                         external: Collection[str]) -> pa.Table:
+    """``runs`` with the rows of the registered external retrievers' partitions (same columns), so that
+    the same tables and paired tests compare a team's retriever with the built-in configurations."""
+    files = [file for file in partition_files(home, "external_runs")
+             if dict(dimensions_of_path(home, "external_runs", file)).get("external_retriever") in external]
+    if not files:
+        return runs
+    for file in files:
+        check_readable(file, "external_runs", dimensions_of_path(home, "external_runs", file))
+    rows = connection.read_parquet([str(f) for f in files], union_by_name=True).select(*RESULT_COLUMNS).to_arrow_table()
+    return pa.concat_tables([runs, rows.cast(runs.schema)])
+
+
+def external_sweeps(home: Path, external: Collection[str]) -> list[pa.Table]:
+    """The refusal calibration of each registered external retriever that returns distances: the same
+    sweep of cuts as the built-in retrievers' (``refusal_calibration``), computed from its rows."""
+    import pyarrow.parquet as pq
+
+    from rag_assets.lib.evaluate.refusal_calibration import calibrate_partition
+
+    sweeps = []
+    for file in partition_files(home, "external_runs"):
+        if dict(dimensions_of_path(home, "external_runs", file)).get("external_retriever") not in external:
+            continue
+        table = pq.read_table(file)
+        if table.column("distances").null_count < len(table):
+            sweep = calibrate_partition(table.filter(pc.is_valid(table.column("distances"))))[0]
+            if len(sweep):
+                sweeps.append(sweep)
+    return sweeps
+
+
 class RejectedEvaluation(Exception):
     """The partitions were not built from one consistent build: nothing was recorded."""
 
 
 def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = None,
                       stamp_check: Callable[[list[dict]], list[str]] | None = None,
-                      registered: Collection[str] | None = None) -> Evaluation:
+                      registered: Collection[str] | None = None,
+                      external: Collection[str] = ()) -> Evaluation:
     """Append every materialised retrieval partition as a new evaluation run, rebuild the views,
     ``chunk_stats`` and ``comparisons``.
 
@@ -111,6 +146,7 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
     leftovers = leftover_models(home, registered) if registered is not None else {}
     with duckdb.connect() as scratch:
         runs = read_partitions(scratch, home, "retrieval_runs", RESULT_COLUMNS, registered)
+        runs = external_rows_beside(scratch, home, runs, external)
         stamps = scratch.sql(f"SELECT DISTINCT {', '.join(STAMP_FIELDS)} FROM runs ORDER BY ALL").to_arrow_table()
     problems = stamp_check(stamps.to_pylist()) if stamp_check else []
     if problems:
@@ -125,9 +161,12 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
                                                   "eval_hash": first.get("eval_hash")})
         write_chunk_stats(connection, read_partitions(connection, home, "embeddings", TOKEN_COLUMNS, registered),
                           read_partitions(connection, home, "chunk_quality", ["*"]))
-        calibrated = bool(registered_files(home, "refusal_calibration", registered))
+        sweeps = [read_partitions(connection, home, "refusal_calibration", ["*"], registered)] \
+            if registered_files(home, "refusal_calibration", registered) else []
+        sweeps += external_sweeps(home, external)
+        calibrated = bool(sweeps)
         if calibrated:
-            write_threshold_sweep(connection, read_partitions(connection, home, "refusal_calibration", ["*"], registered))
+            write_threshold_sweep(connection, pa.concat_tables([s.select(sweeps[0].column_names) for s in sweeps]))
         return Evaluation(
             run_id=run_id, rows=runs.num_rows, table=comparison(connection), paired=write_comparisons(connection),
             costs=connection.sql("SELECT * FROM chunk_stats").to_arrow_table(),

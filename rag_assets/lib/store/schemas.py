@@ -81,6 +81,10 @@ RETRIEVAL_RUNS = pa.schema([
     ("relevant_ranks", pa.list_(pa.int64())), ("relevant_total", pa.int64()), *STAMP,
 ])
 
+# an external retriever's rows: the retrieval rows' columns, with each query's error and how exactly each
+# returned passage was located in the corpus (1.0 exact, below it approximate, 0.0 not located)
+EXTERNAL_RUNS = pa.schema([*RETRIEVAL_RUNS, ("error", pa.string()), ("located_ratios", pa.list_(pa.float64()))])
+
 # one row per retriever with a distance scale and cut of the grid (lib/refusal.py), with the
 # retriever's separation figures and whether the cut is the suggested one
 THRESHOLD_SWEEP = pa.schema([
@@ -107,6 +111,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "chunk_quality": CHUNK_QUALITY,
     "embeddings": embeddings_schema(0),  # the vector's size is the model's: checked apart
     "retrieval_runs": RETRIEVAL_RUNS,
+    "external_runs": EXTERNAL_RUNS,
     "refusal_calibration": THRESHOLD_SWEEP,
 }
 

@@ -16,6 +16,7 @@ PIPELINE_VERSION = "1"  # bump when chunking, embedding or retrieval logic chang
 # fields that must agree across every partition of one evaluation (per model: revision, dimension)
 GLOBAL_FIELDS = ("pipeline_version", "extractor_version", "snapshot_id")
 PER_MODEL_FIELDS = ("revision", "dimension", "normalized")
+EXTERNAL_MODEL = "external"  # the model of an external retriever's rows: no registry entry, its own revision
 
 
 def stamps_of(table) -> list[dict]:
@@ -48,6 +49,8 @@ def stamp_problems(
         if len(values) > 1:
             problems.append(f"{field} differs between files: {', '.join(map(str, values))}")
     for model in distinct(rows, "model"):
+        if model == EXTERNAL_MODEL:  # a team's retriever: its revision is its index's version, per retriever
+            continue
         own = [row for row in rows if row["model"] == model]
         for field in PER_MODEL_FIELDS:
             values = distinct(own, field)

@@ -1,0 +1,112 @@
+"""A team's own retriever in the graph: registered in a file, asked every query by `rag-assets evaluate`
+through a real HTTP service, in the same tables and paired tests as the built-in configurations, and
+re-evaluated alone when the service reports a new index version."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from rag_assets_tests.servers import RetrievalService, tiny_home_env
+
+pytestmark = [pytest.mark.integration, pytest.mark.servers]
+
+PROJECT = Path(__file__).resolve().parents[1]
+WORDLLAMA = ["--models", "wordllama", "--strategies", "boundaries"]
+
+
+def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rag_assets.cli", *args], env=env, cwd=PROJECT, capture_output=True,
+                          text=True, timeout=600)  # a guard against a hang, not a speed limit
+
+
+def test_the_teams_retriever_is_evaluated_beside_the_built_in_configurations(tmp_path):
+    home = tmp_path / "home"
+    service = RetrievalService(tmp_path / "uvicorn.log", version="v1")
+    try:
+        registry = tmp_path / "retrievers.json"
+        registry.write_text(json.dumps([{"key": "prod", "kind": "http", "url": f"{service.url}/search",
+                                         "headers": {"Authorization": "PROD_TOKEN"},
+                                         "index_version_url": f"{service.url}/version"}]))
+        env = tiny_home_env(home) | {"RAG_ASSETS_RETRIEVERS_FILE": str(registry),
+                                     "PROD_TOKEN": f"Bearer {service.token}"}
+        first = cli(env, "evaluate", *WORDLLAMA)
+        assert first.returncode == 0, first.stderr[-3000:]
+        assert "running external_partition [external prod]" in first.stdout
+        with duckdb.connect(str(home / "metrics.duckdb"), read_only=True) as connection:
+            configurations = connection.sql("SELECT DISTINCT model, strategy, retriever FROM metrics").fetchall()
+            compared = connection.sql("SELECT comparison, measure, queries FROM comparisons WHERE model = 'external'"
+                                      ).fetchall()
+            stored = connection.sql("SELECT * FROM evaluation_runs").to_arrow_table().to_pylist()
+        assert ("external", "prod", "prod") in configurations and ("wordllama", "boundaries", "dense") in configurations
+        assert {measure for _, measure, _ in compared} == {"success_at_4", "mrr"}
+        assert all(label.startswith("prod vs best built-in (wordllama x boundaries x ") for label, _, _ in compared)
+        assert all(queries == 6 for _, _, queries in compared)  # the same needle queries on both sides
+        assert service.token not in json.dumps(stored, default=str)
+        report = cli(env, "report")
+        assert report.returncode == 0 and "| external | prod | prod |" in report.stdout
+        # nothing changed: nothing is asked again
+        again = cli(env, "evaluate", *WORDLLAMA)
+        assert "up to date: external_partition [external prod]" in again.stdout, again.stdout[-2000:]
+    finally:
+        service.stop()
+    # the service re-indexed: its partition alone is evaluated again
+    service = RetrievalService(tmp_path / "uvicorn2.log", version="v2", token="s3cret-token")
+    try:
+        registry.write_text(json.dumps([{"key": "prod", "kind": "http", "url": f"{service.url}/search",
+                                         "headers": {"Authorization": "PROD_TOKEN"},
+                                         "index_version_url": f"{service.url}/version"}]))
+        reindexed = cli(env, "evaluate", *WORDLLAMA)
+        assert reindexed.returncode == 0, reindexed.stderr[-3000:]
+        assert "running external_partition [external prod]" in reindexed.stdout
+        assert "up to date: model_partition [wordllama x boundaries]" in reindexed.stdout
+        with duckdb.connect(str(home / "metrics.duckdb"), read_only=True) as connection:
+            revisions = connection.sql("SELECT DISTINCT revision FROM latest_results WHERE model = 'external'").fetchall()
+        assert revisions == [("v2",)], reindexed.stdout[:3000]
+    finally:
+        service.stop()
+
+
+def test_a_vector_database_retriever_is_calibrated_for_refusal_like_the_built_in_ones(tmp_path):
+    import chromadb
+
+    from rag_assets.lib.embed.models import load_model
+    from rag_assets.lib.ingest.chunking import STRATEGIES, chunk_rows
+    from rag_assets.lib.ingest.corpus import scan_corpus
+    from rag_assets.lib.ingest.documents import extract_file
+    from rag_assets_tests.conftest import FIXTURES
+    from rag_assets_tests.servers import ChromaServer
+
+    corpus = FIXTURES / "tiny_corpus"
+    rows = [extract_file(corpus, e.path, e.format, e.sha256, 10**7) | {"snapshot_id": "s", "extractor_version": "2"}
+            for e in scan_corpus(corpus, {})]
+    chunks = chunk_rows(rows, STRATEGIES["boundaries"])
+    vectors = load_model("wordllama").embed([c["text"] for c in chunks])
+    server = ChromaServer(tmp_path)
+    try:
+        collection = chromadb.HttpClient(host="127.0.0.1", port=server.port).create_collection(
+            "team_docs", metadata={"hnsw:space": "cosine"})
+        collection.add(ids=[c["chunk_id"] for c in chunks], embeddings=vectors.tolist(),
+                       documents=[c["content"] for c in chunks], metadatas=[{"doc_id": c["doc_id"]} for c in chunks])
+        registry = tmp_path / "retrievers.json"
+        registry.write_text(json.dumps([{"key": "chroma_docs", "kind": "chroma", "host": "127.0.0.1",
+                                         "port": server.port, "collection": "team_docs", "model": "wordllama"}]))
+        home = tmp_path / "home"
+        env = tiny_home_env(home) | {"RAG_ASSETS_RETRIEVERS_FILE": str(registry)}
+        result = cli(env, "evaluate", *WORDLLAMA)
+        assert result.returncode == 0, result.stderr[-3000:]
+        with duckdb.connect(str(home / "metrics.duckdb"), read_only=True) as connection:
+            cuts = connection.sql("SELECT model, strategy, retriever, cut FROM suggested_cuts").fetchall()
+            dense = dict(connection.sql("SELECT query_id, hit_rank FROM latest_results WHERE retriever = 'dense'"
+                                        ).fetchall())
+            chroma = dict(connection.sql("SELECT query_id, hit_rank FROM latest_results WHERE retriever = 'chroma_docs'"
+                                         ).fetchall())
+        assert any(model == "external" and retriever == "chroma_docs" for model, _, retriever, _ in cuts), cuts
+        assert chroma == dense  # the same chunks and vectors: the same ranks as our dense retriever
+    finally:
+        server.stop()
