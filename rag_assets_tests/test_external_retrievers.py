@@ -48,8 +48,9 @@ def test_the_teams_retriever_is_evaluated_beside_the_built_in_configurations(tmp
         assert all(label.startswith("prod vs best built-in (wordllama x boundaries x ") for label, _, _ in compared)
         assert all(queries == 6 for _, _, queries in compared)  # the same needle queries on both sides
         assert service.token not in json.dumps(stored, default=str)
-        report = cli(env, "report")
+        report = cli(env, "report", "--paired")
         assert report.returncode == 0 and "| external | prod | prod |" in report.stdout
+        assert "| external | prod vs best built-in (wordllama x boundaries x " in report.stdout  # +wins/-losses, p
         # nothing changed: nothing is asked again
         again = cli(env, "evaluate", *WORDLLAMA)
         assert "up to date: external_partition [external prod]" in again.stdout, again.stdout[-2000:]
@@ -108,5 +109,13 @@ def test_a_vector_database_retriever_is_calibrated_for_refusal_like_the_built_in
                                          ).fetchall())
         assert any(model == "external" and retriever == "chroma_docs" for model, _, retriever, _ in cuts), cuts
         assert chroma == dense  # the same chunks and vectors: the same ranks as our dense retriever
+        # the store is re-indexed (one chunk changed): its partition alone is asked again
+        rewritten = "A chunk rewritten by a re-index of the store."
+        collection.update(ids=[chunks[0]["chunk_id"]], documents=[rewritten],
+                          embeddings=load_model("wordllama").embed([rewritten]).tolist())
+        again = cli(env, "evaluate", *WORDLLAMA)
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert "running external_partition [external chroma_docs]" in again.stdout
+        assert "up to date: model_partition [wordllama x boundaries]" in again.stdout
     finally:
         server.stop()
