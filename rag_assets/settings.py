@@ -348,9 +348,19 @@ def use_dagster_home(folder: Path) -> None:
 
 
 def keep_models_offline() -> None:
-    """No model hub is reachable: Hugging Face libraries load from local files only."""
+    """No model hub is reachable: Hugging Face libraries load from local files only. The tokenizer's
+    "Token indices sequence length is longer than the specified maximum" is not shown: truncation at the
+    model's window is intended, and counted (the embeddings' ``truncated`` column)."""
+    import logging
+
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    logging.getLogger("transformers.tokenization_utils_base").addFilter(_IntendedTruncation())
+
+
+class _IntendedTruncation:
+    def filter(self, record) -> bool:
+        return not str(record.getMessage()).startswith("Token indices sequence length is longer than")
 
 
 def set_debug() -> None:

@@ -45,3 +45,22 @@ def test_a_model_or_strategy_named_twice_is_bad_usage_before_anything_runs(tmp_p
     assert main(["evaluate", "--models", "no-such-model"]) == 2
     assert "unknown model no-such-model; registered:" in capsys.readouterr().err
     assert not (tmp_path / "home").exists()  # nothing was made: no run, not even the Dagster folder
+
+
+def test_evaluate_ends_with_a_verdict_and_report_keeps_the_tables(tmp_path):
+    from rag_assets_tests.servers import tiny_home_env
+
+    env = tiny_home_env(tmp_path / "home")
+    run = subprocess.run([sys.executable, "-m", "rag_assets.cli", "evaluate", "--models", "wordllama",
+                          "--strategies", "boundaries", "boundaries_header"], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    verdict = run.stdout[run.stdout.index("Verdict"):].strip().splitlines()
+    assert len(verdict) <= 30 and "| model |" not in run.stdout  # no wall of tables
+    assert verdict[1].startswith("  wordllama: ") and "MRR " in verdict[1] and "S@20 " in verdict[1]
+    assert any(line.startswith("Significant paired findings (p < 0.05): ") for line in verdict)
+    assert any(line.startswith("Since the previous run: one evaluation run so far") for line in verdict)
+    assert verdict[-1].startswith("Full tables: rag-assets report")
+    assert "Token indices sequence length" not in run.stdout + run.stderr
+    full = subprocess.run([sys.executable, "-m", "rag_assets.cli", "report", "--paired"], env=env, capture_output=True,
+                          text=True)
+    assert full.returncode == 0 and "| model | strategy | retriever |" in full.stdout and "Paired tests" in full.stdout

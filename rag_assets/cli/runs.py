@@ -54,8 +54,17 @@ def evaluate_command(args: argparse.Namespace, home: Path) -> int:
     if outcome.up_to_date:
         progress(f"{len(outcome.up_to_date)} runs skipped as up to date (their inputs, settings and weights are those "
                  "they were built from; `evaluate --rebuild` runs them again)")
-    print(f"\nresults in {paths.duckdb_path(home)}; report in {home / 'report' / 'report.md'}\n")
-    return report(home, CONFIGURATION, "table", paired=True)
+    return print_verdict(home)
+
+
+def print_verdict(home: Path) -> int:
+    """The verdict (at most about 30 lines); ``rag-assets report`` prints the full tables."""
+    from rag_assets.lib.evaluate.verdict import verdict
+    from rag_assets.lib.store.database import read_only
+
+    with read_only(paths.stored_database(home)) as connection:
+        print("\n" + verdict(connection, home))
+    return 0
 
 
 def backfill_command(args: argparse.Namespace, home: Path) -> int:

@@ -45,7 +45,10 @@ class SentenceTransformerEmbedder(EmbedderBase):
 
     def __init__(self, spec: ModelSpec, batch_size: int = 32, onnx_dir: Path | None = None) -> None:
         keep_models_offline()
+        import transformers
         from sentence_transformers import SentenceTransformer
+
+        transformers.utils.logging.disable_progress_bar()  # loading local weights takes no time worth a bar
 
         self.spec = spec
         self.folder = package_folder(spec)
