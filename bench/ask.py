@@ -5,7 +5,8 @@
 Needs a home where `rag-assets evaluate` has run. Loads the index once (what a warm server holds),
 asks every needle question of the default evaluation set once to warm the caches, then times each
 question again: the whole ask (embedding, retrieval, gate, sources counted with the model's
-tokenizer, prompt) per retriever, and the query embedding alone.
+tokenizer, prompt) per retriever, and the query embedding alone. Then ``--cold`` questions each asked by a
+new ``rag-assets ask`` process (its whole wall time: imports, the verified ONNX export, the index).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,6 +33,7 @@ def main() -> int:
     parser.add_argument("--model", default="all-MiniLM-L6-v2")
     parser.add_argument("--strategy", default="boundaries_header")
     parser.add_argument("--cut", type=float, default=0.6)
+    parser.add_argument("--cold", type=int, default=10, help="cold asks to time, each a new process (0: none)")
     args = parser.parse_args()
     home = paths.storage_home()
     questions = [q for line in DEFAULT_EVAL_SET.read_text().splitlines() if line.strip()
@@ -55,6 +58,14 @@ def main() -> int:
         print(f"  ask with {retriever:16}: median {statistics.median(times):6.1f} ms, p95 "
               f"{sorted(times)[int(0.95 * len(times))]:6.1f} ms per question")
     print(f"  query embedding alone     : median {statistics.median(embed_ms):6.1f} ms")
+    cold = []
+    for question in questions[: args.cold]:  # a new process each time: imports, model and index loaded from disk
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "rag_assets.cli", "ask", question], capture_output=True, check=True)
+        cold.append(time.perf_counter() - started)
+    if cold:
+        print(f"  cold `rag-assets ask`     : median {statistics.median(cold):6.2f} s over {len(cold)} processes "
+              f"(max {max(cold):.2f} s)")
     return 0
 
 

@@ -213,6 +213,10 @@ class Settings(_Group):
                             "folder.")
     models_file: str = Field("", description="A JSON file of model registry entries added to the built-in models "
                              "(a local copy of a model's weights has 'folder').")
+    models: Annotated[list[str], NoDecode] = Field([], description="Models `evaluate` runs, comma-separated (none: "
+                                                   "every registered model).")
+    strategies: Annotated[list[str], NoDecode] = Field([], description="Chunking strategies `evaluate` runs, "
+                                                       "comma-separated (none: every strategy).")
     retrievers_file: str = Field("", description="A JSON file of external retrievers (a team's own: http, python, "
                                  "chroma, lancedb) evaluated beside the built-in configurations; '' for none.")
     debug: bool = Field(False, description="On failure, Dagster's log and the Python traceback instead of one "
@@ -225,6 +229,11 @@ class Settings(_Group):
     instance: Instance = Field(default_factory=Instance)
     object_store: ObjectStorage = Field(default_factory=ObjectStorage)
     catalog: Catalog = Field(default_factory=Catalog)
+
+    @field_validator("models", "strategies", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
 
     @field_validator("home", mode="after")
     @classmethod
@@ -253,30 +262,103 @@ def variable(group: type[_Group], field: str) -> str:
     return f"{group.model_config.get('env_prefix', '')}{field}".upper()
 
 
-def _validated(group: type[_Group], **values) -> _Group:
+def _validated(group: type[_Group], _from: dict[str, str] | None = None, **values) -> _Group:
+    """``group`` built from ``values`` and the environment; SettingsError names each value at fault by its
+    variable, or by ``_from[field]`` (the project file's key) when the value came from there."""
     try:
         return group(**values)
     except ValidationError as error:
         problems = []
         for problem in error.errors():
             field = str(problem["loc"][0]) if problem["loc"] else ""
+            if field in (_from or {}):
+                problems.append(f"{_from[field]} = {problem.get('input')!r}: {problem['msg'].removeprefix('Value error, ')}")
+                continue
             name = variable(group, field) if field in group.model_fields else field
             raw = os.environ.get(name, problem.get("input"))
             problems.append(f"{name}={raw!r}: {problem['msg'].removeprefix('Value error, ')}")
         raise SettingsError("; ".join(problems)) from None
 
 
+PROJECT_FILE = "rag-assets.toml"
+PROJECT_VARIABLE = PREFIX + "PROJECT"
+_PATH_KEYS = ("home", "corpus", "eval_set", "out_of_domain", "models_file", "retrievers_file")
+
+
+def project_file() -> Path | None:
+    """The project file: ``$RAG_ASSETS_PROJECT``, else the nearest ``rag-assets.toml`` from the current folder
+    up. One file, read by the command line, the UI and the daemon (``rag-assets ui`` passes it on)."""
+    named = os.environ.get(PROJECT_VARIABLE)
+    if named:
+        return Path(named).expanduser().resolve()
+    folder = Path.cwd().resolve()
+    for candidate in (folder, *folder.parents):
+        if (candidate / PROJECT_FILE).is_file():
+            return candidate / PROJECT_FILE
+    return None
+
+
+def pass_project_file_on() -> None:
+    """Name the project file found from here in ``$RAG_ASSETS_PROJECT``, for processes started elsewhere."""
+    found = project_file()
+    if found is not None:
+        os.environ[PROJECT_VARIABLE] = str(found)
+
+
+def project_values(path: Path) -> dict[str, Any]:
+    """The project file's values: top-level keys for the top-level settings, a table per group; relative
+    paths resolved against the file's folder. SettingsError names the file and the key at fault."""
+    import tomllib
+
+    try:
+        values = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise SettingsError(f"{PROJECT_VARIABLE}={path}: {error.strerror or error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise SettingsError(f"{path}: not TOML: {error}") from None
+    for key, value in values.items():
+        if isinstance(value, dict):
+            if key not in GROUPS:
+                raise SettingsError(f"{path}: unknown table [{key}]; the tables are {', '.join(GROUPS)}")
+            unknown = sorted(set(value) - set(GROUPS[key].model_fields))
+            if unknown:
+                raise SettingsError(f"{path}: unknown key(s) {', '.join(unknown)} in [{key}]; it has "
+                                    f"{', '.join(GROUPS[key].model_fields)}")
+        elif key not in Settings.model_fields or key in GROUPS:
+            raise SettingsError(f"{path}: unknown key {key!r}; the top-level keys are "
+                                f"{', '.join(k for k in Settings.model_fields if k not in GROUPS)}")
+        elif key in _PATH_KEYS and isinstance(value, str) and value:
+            values[key] = str((path.parent / value).resolve())
+    return values
+
+
+def _from_file(group: type[_Group], values: dict[str, Any], where: Path | None) -> dict[str, Any]:
+    """The file's values a group takes: those whose variable is not set (the environment wins)."""
+    return {name: value for name, value in values.items() if variable(group, name) not in os.environ} if where else {}
+
+
 def load() -> Settings:
-    """The settings of the environment now, every group validated (SettingsError names what is wrong)."""
-    return _validated(Settings, **{name: _validated(group) for name, group in GROUPS.items()})
+    """The settings of the environment now, over those of the project file, every group validated
+    (SettingsError names what is wrong: the variable, or the file and the key)."""
+    path = project_file()
+    values = project_values(path) if path else {}
+    groups = {}
+    for name, group in GROUPS.items():
+        given = _from_file(group, values.get(name, {}), path)
+        groups[name] = _validated(group, {key: f"{path}: [{name}] {key}" for key in given}, **given)
+    given = _from_file(Settings, {key: value for key, value in values.items() if not isinstance(value, dict)}, path)
+    return _validated(Settings, {key: f"{path}: {key}" for key in given}, **given, **groups)
 
 
 _loaded: dict[tuple, Settings] = {}
 
 
 def _environment_key() -> tuple:
-    return tuple(sorted((name, value) for name, value in os.environ.items()
-                        if name.upper().startswith(PREFIX) or name.upper() in _OTHER_VARIABLES))
+    path = project_file()
+    stamp = (str(path), path.stat().st_mtime_ns) if path and path.is_file() else None
+    return (stamp, str(Path.cwd()) if path is None else "", *sorted(
+        (name, value) for name, value in os.environ.items()
+        if name.upper().startswith(PREFIX) or name.upper() in _OTHER_VARIABLES))
 
 
 def current() -> Settings:

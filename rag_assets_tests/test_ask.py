@@ -170,3 +170,42 @@ def test_without_options_ask_uses_the_best_configuration_and_its_suggested_cut(h
     assert answer["cut"] == cuts[chosen]
     assert main(["report"]) == 0
     assert "When to refuse" in capsys.readouterr().out
+
+
+def test_a_cold_ask_runs_the_verified_onnx_export_without_pytorch_and_answers_the_same(tmp_path):
+    """`evaluate` verifies the ONNX export against PyTorch and marks it; a cold `ask` then loads only the
+    tokenizer and the graph (no torch import), and gives the answer the PyTorch path gives. `ask -` answers
+    a question per line with the index loaded once."""
+    import json
+    import subprocess
+    import sys
+
+    from rag_assets_tests.servers import tiny_home_env
+
+    home = tmp_path / "home"
+    env = tiny_home_env(home)
+    run = subprocess.run([sys.executable, "-m", "rag_assets.cli", "evaluate", "--models", "all-MiniLM-L6-v2",
+                          "--strategies", "boundaries"], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    [verified] = list((home / "onnx" / "all-MiniLM-L6-v2").glob("*/verified"))
+    assert float(verified.read_text()) >= 0.9999
+    probe = ("import sys, json; from rag_assets.cli import main; code = main(['ask', sys.argv[1], '--format', 'json']);"
+             " print(json.dumps({'torch': 'torch' in sys.modules, 'code': code}))")
+    question = "How do I remove limescale from a kettle with vinegar?"
+    cold = subprocess.run([sys.executable, "-c", probe, question], env=env, capture_output=True, text=True)
+    assert cold.returncode == 0, cold.stderr[-2000:]
+    *answer_lines, status = cold.stdout.strip().splitlines()
+    assert json.loads(status) == {"torch": False, "code": 0}
+    fast = json.loads("\n".join(answer_lines))
+    verified.unlink()  # without the mark: the PyTorch path (which verifies and marks it again)
+    slow = subprocess.run([sys.executable, "-c", probe, question], env=env, capture_output=True, text=True)
+    *slow_lines, slow_status = slow.stdout.strip().splitlines()
+    assert json.loads(slow_status)["torch"] is True
+    slow_answer = json.loads("\n".join(slow_lines))
+    assert [c for c, _ in fast["retrieved"]] == [c for c, _ in slow_answer["retrieved"]]
+    assert all(abs(a[1] - b[1]) < 1e-4 for a, b in zip(fast["retrieved"], slow_answer["retrieved"]))
+    assert verified.exists()
+    series = subprocess.run([sys.executable, "-m", "rag_assets.cli", "ask", "-"], env=env, capture_output=True,
+                            text=True, input=f"{question}\n\nWhat is the capital of Mars?\n")
+    assert series.returncode == 0, series.stderr[-2000:]
+    assert series.stdout.count("\n\n") >= 2 and "NO ANSWER" in series.stdout

@@ -34,6 +34,7 @@ __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NO_RESULTS", "EXIT_OK", "EXI
 
 # command -> "module:function" under rag_assets.cli, each function (args, home) -> exit status
 COMMANDS = {
+    "init": "project:init_command",
     "evaluate": "runs:evaluate_command",
     "backfill": "runs:backfill_command",
     "ui": "runs:ui_command",
@@ -91,13 +92,20 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
         command.add_argument("--out-of-domain", default=defaults.out_of_domain, help=told or
                              "queries the corpus cannot answer (JSON Lines); '' for none")
 
+    init = commands.add_parser("init", help="write a project file (rag-assets.toml) that the command line, the UI "
+                               "and the daemon read")
+    init.add_argument("folder", nargs="?", default=".", help="where the project is (default: here)")
+    init.add_argument("--corpus", help="the documents, relative to the folder (default: docs/ if it exists, else .)")
+
     evaluate = commands.add_parser("evaluate", help="materialise the whole graph and print the comparison")
     inputs(evaluate)
     evaluate.add_argument("--rebuild", action="store_true",
                           help="run every partition again, even those already up to date (to re-measure latency, say)")
     evaluate.add_argument("--beir-split", default=defaults.beir_split, help="qrels split of a BEIR evaluation set")
-    evaluate.add_argument("--models", nargs="+", help="embedding models (default: all registered)")
-    evaluate.add_argument("--strategies", nargs="+", help="chunking strategies (default: all registered)")
+    evaluate.add_argument("--models", nargs="+", default=defaults.models or None,
+                          help="embedding models (default: the project's `models`, else all registered)")
+    evaluate.add_argument("--strategies", nargs="+", default=defaults.strategies or None,
+                          help="chunking strategies (default: the project's `strategies`, else all registered)")
     evaluate.add_argument("--top-k", type=int, default=defaults.evaluation.top_k,
                           help=f"chunks kept per query and retriever (default {defaults.evaluation.top_k})")
     evaluate.add_argument("--bm25-k1", type=float, default=defaults.bm25.k1, help=f"BM25 k1 (default {defaults.bm25.k1})")
@@ -128,7 +136,8 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
         description="Answers from the latest materialised index (never rebuilds it). Exit codes: 0 answered or "
         f"refused, 1 an error (nothing materialised, a stale index, invented citations), 2 bad usage, "
         f"{EXIT_REFUSED} refused with --strict.")
-    ask.add_argument("question")
+    ask.add_argument("question", help="the question; '-' reads one question per line of standard input and "
+                     "keeps the index loaded between them")
     ask.add_argument("--model", help="registry key (default: the best configuration of the latest metrics)")
     ask.add_argument("--strategy", help="chunking strategy (default: as --model)")
     ask.add_argument("--retriever", choices=("dense", "ann", "late_interaction"), help="retriever (default: as --model)")

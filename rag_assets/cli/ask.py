@@ -31,10 +31,12 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.lib.answer import ask as asking
     from rag_assets.lib.answer.choice import calibrated_cut, default_configuration
     from rag_assets.lib.answer.traces import record_trace
-    from rag_assets.lib.embed.models import load_model
+    from rag_assets.lib.embed.models import load_for_asking
     from rag_assets.lib.embed.spec import ModelUnavailableError
 
-    question_problem(args.question)  # bad usage: exit 2 before anything is loaded
+    interactive = args.question == "-"
+    if not interactive:
+        question_problem(args.question)  # bad usage: exit 2 before anything is loaded
     database = paths.stored_database(home)
     try:
         needs_metrics = not (args.model and args.strategy and args.retriever and args.cut is not None)
@@ -46,8 +48,10 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
             with read_only(database) as connection:
                 model, strategy, retriever = default_configuration(connection, model, strategy, retriever)
                 cut = cut if cut is not None else calibrated_cut(connection, model, strategy, retriever)
-        embedder = load_model(model, onnx_dir=paths.onnx_dir(home))
+        embedder = load_for_asking(model, paths.onnx_dir(home))
         ask_index = asking.load_index(home, embedder, strategy)
+        if interactive:  # the index stays loaded: one answer per line of standard input
+            return ask_each_line(ask_index, home, retriever, cut, args)
         answer = asking.ask(ask_index, args.question, retriever, cut, args.k, args.budget)
         cited = asking.verify_citations(Path(args.verify).read_text(encoding="utf-8"), answer.sources) \
             if args.verify else None
@@ -61,3 +65,32 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
         if warning:
             print(f"rag-assets ask: warning: {warning}", file=sys.stderr)
     return EXIT_REFUSED if answer.refused and args.strict else EXIT_OK
+
+
+def ask_each_line(ask_index, home: Path, retriever: str, cut: float, args: argparse.Namespace) -> int:
+    """``rag-assets ask -``: a question per line of standard input, answered by the index loaded once
+    (blank lines skipped; a line that is not a question is one error line, and the next is asked)."""
+    from rag_assets.lib.answer import ask as asking
+    from rag_assets.lib.answer.traces import record_trace
+    from rag_assets.runner.failures import UsageError
+
+    refused = False
+    for number, line in enumerate(sys.stdin, start=1):
+        question = line.rstrip("\n")
+        if not question.strip():
+            continue
+        try:
+            question_problem(question)
+        except UsageError as error:
+            print(f"rag-assets ask: line {number}: {error}", file=sys.stderr)
+            continue
+        answer = asking.ask(ask_index, question, retriever, cut, args.k, args.budget)
+        refused = refused or answer.refused
+        print(answer.to_json() if args.format == "json" else answer.text() + "\n", flush=True)
+        warning = record_trace(home, answer)
+        if warning:
+            print(f"rag-assets ask: warning: {warning}", file=sys.stderr)
+    warning = asking.keep_token_vectors(ask_index)
+    if warning:
+        print(f"rag-assets ask: warning: {warning}", file=sys.stderr)
+    return EXIT_REFUSED if refused and args.strict else EXIT_OK

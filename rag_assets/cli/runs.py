@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rag_assets.cli.results import CONFIGURATION, report
 from rag_assets.lib.store import paths
-from rag_assets.settings import PROJECT_ROOT, use_dagster_home
+from rag_assets.settings import PROJECT_ROOT, pass_project_file_on, use_dagster_home
 
 
 def progress(line: str) -> None:
@@ -83,6 +83,7 @@ def ui_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.runner.instance import ensure_dagster_home
 
     use_dagster_home(ensure_dagster_home(home))
+    pass_project_file_on()  # the code location and the daemon run from the package's folder
     workspace = PROJECT_ROOT / "workspace.yaml"
     command = [sys.executable, "-m", "dagster", "dev", "-w", str(workspace), "-p", str(args.port), "-h", args.host]
     os.chdir(PROJECT_ROOT)

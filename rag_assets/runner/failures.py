@@ -8,8 +8,6 @@ import errno
 import logging
 import re
 
-from dagster import DagsterEventType
-
 from rag_assets.settings import SettingsError, current
 
 DEBUG_ENV_VAR = "RAG_ASSETS_DEBUG"  # the debug setting, named in messages
@@ -95,12 +93,16 @@ def _short(value, limit: int = 600) -> str:
 
 def interrupted(result) -> bool:
     """Whether a run failed because it was interrupted (Ctrl-C, SIGTERM)."""
+    from dagster import DagsterEventType  # here: the command line imports this module before anything runs
+
     return any(event.event_type == DagsterEventType.STEP_FAILURE and "Interrupt" in _innermost(
         event.step_failure_data.error).cls_name for event in result.all_events)
 
 
 def failure_paragraph(result, what: str) -> str:
     """The paragraph for a run that did not succeed: which step failed and why, and the checks."""
+    from dagster import DagsterEventType
+
     parts = []
     for event in result.all_events:
         if event.event_type == DagsterEventType.STEP_FAILURE:

@@ -154,6 +154,23 @@ def _loader(spec: ModelSpec) -> type[EmbedderBase]:
     return LOADERS[spec.loader]
 
 
+def load_for_asking(key: str, onnx_dir: Path | None) -> Embedder:
+    """The quickest loader that gives the same vectors as ``load_model``: a sentence-transformers model
+    whose ONNX export was verified is run by onnxruntime with its tokenizer alone (no PyTorch import: a
+    cold ``ask`` in about a second); otherwise ``load_model``."""
+    from rag_assets.lib.embed.onnx_model import ExportedGraphEmbedder
+
+    models = registry()
+    spec = models.get(key)
+    if spec is not None and spec.loader == ST and onnx_dir is not None:
+        exported = SentenceTransformerEmbedder.verified_export(spec, Path(onnx_dir))
+        if exported is not None:
+            embedder = ExportedGraphEmbedder(spec, *exported)
+            embedder.check_dimension()
+            return embedder
+    return load_model(key, models, onnx_dir)
+
+
 def load_model(key: str, models: dict[str, ModelSpec] | None = None, onnx_dir: Path | None = None) -> Embedder:
     """Load a registered model, checking that it gives vectors of its declared dimension.
 

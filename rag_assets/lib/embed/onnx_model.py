@@ -67,3 +67,27 @@ class OnnxMeanPoolingEmbedder(EmbedderBase):
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return [len(e.ids) for e in self._plain.encode_batch(list(texts), add_special_tokens=False)]
+
+
+class ExportedGraphEmbedder(OnnxMeanPoolingEmbedder):
+    """A sentence-transformers model run from its verified ONNX export (``onnx/<key>/<revision>/model.onnx``,
+    written and checked against PyTorch by ``SentenceTransformerEmbedder``) with its tokenizer alone: the
+    same vectors, without importing PyTorch or sentence-transformers, for a cold ``ask``."""
+
+    def __init__(self, spec: ModelSpec, graph: Path, tokenizer: Path, revision: str) -> None:
+        from tokenizers import Tokenizer
+
+        from rag_assets.lib.embed.onnx_graph import open_session
+
+        self.spec, self.revision = spec, revision
+        self.session = open_session(graph)
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.token_output = next(o.name for o in self.session.get_outputs()
+                                 if o.type == "tensor(float)" and len(o.shape) == 3)
+        self.tokenizer = Tokenizer.from_file(str(tokenizer))
+        self.tokenizer.enable_truncation(max_length=spec.window or 512)
+        self.tokenizer.no_padding()
+        self._plain = Tokenizer.from_file(str(tokenizer))
+        self._plain.no_truncation()
+        self._plain.no_padding()
+        self.runtime = "onnxruntime"

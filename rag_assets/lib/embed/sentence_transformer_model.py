@@ -18,6 +18,9 @@ from rag_assets.settings import keep_models_offline
 _REVISION_SUFFIXES = (".safetensors", ".bin", ".onnx", ".json", ".txt", ".model")
 
 
+VERIFIED = "verified"  # beside an ONNX export whose vectors agreed with PyTorch's
+
+
 class SentenceTransformerEmbedder(EmbedderBase):
     """A sentence-transformers model folder, on the CPU.
 
@@ -60,6 +63,34 @@ class SentenceTransformerEmbedder(EmbedderBase):
         if onnx_dir is not None:
             self._accelerate(inside(Path(onnx_dir), spec.key, self.revision))
 
+    @classmethod
+    def verified_export(cls, spec: ModelSpec, onnx_dir: Path) -> tuple[Path, Path, str] | None:
+        """(the verified ONNX export, the tokenizer file, the revision) when both are on disk, else None.
+        The revision is cached by the weight files' sizes and times (``revisions.json``): hashing 90 MB of
+        weights is most of a cold ask's time."""
+        import json
+
+        files = cls.weight_files(spec)
+        signature = "|".join(f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
+        cache = inside(Path(onnx_dir), spec.key, "revisions.json")
+        try:
+            known = json.loads(cache.read_text()) if cache.is_file() else {}
+        except (OSError, ValueError):
+            known = {}
+        revision = known.get(signature)
+        if revision is None:
+            revision = cls.installed_revision(spec)
+            try:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                cache.write_text(json.dumps({signature: revision}))
+            except OSError:
+                pass  # a read-only folder: hashed again next time
+        folder = inside(Path(onnx_dir), spec.key, revision)
+        tokenizer = package_folder(spec) / "tokenizer.json"
+        if (folder / "model.onnx").is_file() and (folder / VERIFIED).is_file() and tokenizer.is_file():
+            return folder / "model.onnx", tokenizer, revision
+        return None
+
     @property
     def tokenizer(self):
         return self.model.tokenizer
@@ -89,6 +120,7 @@ class SentenceTransformerEmbedder(EmbedderBase):
             self.session = None
             return
         self.runtime = "onnxruntime"
+        (folder / VERIFIED).write_text(f"{cosine:.8f}\n")  # a cold ask may run the graph without PyTorch
 
     def _encode_pytorch(self, texts: list[str]) -> np.ndarray:
         return self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,

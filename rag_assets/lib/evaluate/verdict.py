@@ -46,10 +46,12 @@ def refusal(connection: duckdb.DuckDBPyConnection, model: str, strategy: str) ->
     cuts = suggested_cuts(connection)
     if cuts is None:
         return []
-    rows = [r for r in cuts.to_pylist() if r["model"] == model and r["strategy"] == strategy]
+    rows = [r for r in cuts.to_pylist() if r["model"] == model and r["strategy"] == strategy and r["cut"] is not None]
     return [f"{model} x {strategy} x {r['retriever']}: refuse above distance {r['cut']:.3f}: "
             f"{r['answered_with_needle']} of {r['in_domain']} answered with their needle, {r['bluffs']} of "
-            f"{r['out_of_domain']} out-of-domain bluffs (AUROC {r['auroc']:.2f})" for r in rows[:1]]
+            f"{r['out_of_domain']} out-of-domain bluffs"
+            + (f" (AUROC {r['auroc']:.2f})" if r["auroc"] is not None else " (no out-of-domain questions: not calibrated)")
+            for r in rows[:1]]
 
 
 def verdict(connection: duckdb.DuckDBPyConnection, home: Path) -> str:

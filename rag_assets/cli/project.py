@@ -1,0 +1,47 @@
+"""``rag-assets init``: the project file a team writes once.
+
+``rag-assets.toml`` (not a table in ``pyproject.toml``: a documentation folder is seldom a Python project,
+and a file of its own is found the same way from any folder below it) names the corpus, the evaluation
+set, the out-of-domain questions, the models and strategies to run, the storage folder and the schedule.
+The command line, the UI and the daemon read it (``rag_assets.settings.project_file``); an environment
+variable still overrides a value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rag_assets.cli.exit_codes import EXIT_FAILED, EXIT_OK
+from rag_assets.settings import PROJECT_FILE
+
+TEMPLATE = """# rag-assets project: read by `rag-assets` (any command, from this folder or below), `rag-assets ui` and its
+# daemon. An environment variable (RAG_ASSETS_CORPUS, ...) overrides a value; relative paths are relative
+# to this file. Every setting and its table: docs/settings.md.
+
+corpus = "{corpus}"             # the documents: every file under it
+eval_set = "needles.jsonl"      # needle questions: `rag-assets needles suggest` drafts them from the corpus
+out_of_domain = ""              # questions the corpus cannot answer ("" : no refusal calibration)
+home = ".rag-assets"            # where every output goes
+models = ["all-MiniLM-L6-v2"]   # what `evaluate` runs ([]: every registered model)
+strategies = ["boundaries_header", "boundaries"]
+
+[schedule]
+cron = "0 2 * * *"              # the nightly evaluation (the daemon of `rag-assets ui`)
+"""
+
+
+def init_command(args: argparse.Namespace, home: Path) -> int:
+    folder = Path(args.folder).resolve()
+    path = folder / PROJECT_FILE
+    if path.exists():
+        print(f"rag-assets init: {path} already exists; nothing was written (edit it, or remove it first)",
+              file=sys.stderr)
+        return EXIT_FAILED
+    corpus = args.corpus or ("docs" if (folder / "docs").is_dir() else ".")
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(TEMPLATE.format(corpus=corpus), encoding="utf-8")
+    print(f"wrote {path}: corpus {folder / corpus}. Next: `rag-assets needles suggest needles.jsonl` drafts "
+          "needles to complete, then `rag-assets evaluate` from this folder.")
+    return EXIT_OK

@@ -1,0 +1,85 @@
+"""The project file: `rag-assets init` writes it once; every command (from the project's folder or below),
+the UI and the daemon read it; an environment variable overrides a value; a wrong value is one paragraph
+naming the file and the key."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rag_assets_tests.conftest import FIXTURES
+
+pytestmark = [pytest.mark.integration]
+
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without any rag-assets setting (the project file must do it all)."""
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith("RAG_ASSETS_") and name not in ("DAGSTER_HOME", "RAY_ADDRESS", "DAGSTER_PG_URL")}
+    return env | {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(PROJECT)} | extra
+
+
+def cli(cwd: Path, *args: str, **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rag_assets.cli", *args], cwd=cwd, env=clean_env(**extra),
+                          capture_output=True, text=True, timeout=600)  # a guard against a hang, not a speed limit
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    folder = tmp_path / "team-docs"
+    shutil.copytree(FIXTURES / "tiny_corpus", folder / "docs")
+    shutil.copy(FIXTURES / "tiny_needles.jsonl", folder / "needles.jsonl")
+    made = cli(folder, "init")
+    assert made.returncode == 0, made.stderr
+    path = folder / "rag-assets.toml"
+    path.write_text(path.read_text().replace('models = ["all-MiniLM-L6-v2"]', 'models = ["wordllama"]')
+                    .replace('strategies = ["boundaries_header", "boundaries"]', 'strategies = ["boundaries"]'))
+    return folder
+
+
+def test_init_writes_the_project_file_once(project):
+    again = cli(project, "init")
+    assert again.returncode == 1 and "already exists; nothing was written" in again.stderr
+    text = (project / "rag-assets.toml").read_text()
+    assert 'corpus = "docs"' in text and 'eval_set = "needles.jsonl"' in text and "[schedule]" in text
+
+
+def test_every_command_reads_the_project_file_and_a_variable_overrides_it(project):
+    below = project / "docs" / "guide"  # any folder of the project
+    run = cli(below, "evaluate")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "running model_partition [wordllama x boundaries]" in run.stdout  # the file's models and strategies
+    assert (project / ".rag-assets" / "metrics.duckdb").is_file()  # the file's storage folder, relative to it
+    assert "3 documents (3 ok" in run.stdout  # its corpus
+    report = cli(below, "report")
+    assert report.returncode == 0 and "| wordllama | boundaries |" in report.stdout
+    elsewhere = project.parent / "elsewhere"
+    overridden = cli(project, "evaluate", RAG_ASSETS_HOME=str(elsewhere))
+    assert overridden.returncode == 0 and (elsewhere / "metrics.duckdb").is_file()
+    # the UI's code location and daemon run from the package's folder: RAG_ASSETS_PROJECT names the file
+    probe = subprocess.run([sys.executable, "-c", "from rag_assets.settings import current; print(current().home)"],
+                           cwd=PROJECT, env=clean_env(RAG_ASSETS_PROJECT=str(project / "rag-assets.toml")),
+                           capture_output=True, text=True)
+    assert probe.stdout.strip() == str(project / ".rag-assets")
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ("colour = 5", "rag-assets.toml: unknown key(s) colour in [schedule]; it has cron"),
+    ("[bm25]\nk1 = \"high\"", "rag-assets.toml: [bm25] k1 = 'high': Input should be a valid number"),
+    ("[magic]\nx = 1", "rag-assets.toml: unknown table [magic]"),
+    ("corpus = [", "rag-assets.toml: not TOML"),
+], ids=["key", "value", "table", "syntax"])
+def test_a_wrong_value_is_one_paragraph_naming_the_file_and_key(project, line, said):
+    path = project / "rag-assets.toml"
+    path.write_text(path.read_text() + "\n" + line + "\n")
+    result = cli(project, "report")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    [paragraph] = result.stderr.strip().splitlines()
+    assert said in paragraph and str(path) in paragraph, paragraph
