@@ -4,6 +4,7 @@ naming the file and the key."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -83,3 +84,28 @@ def test_a_wrong_value_is_one_paragraph_naming_the_file_and_key(project, line, s
     assert result.returncode == 2 and "Traceback" not in result.stderr
     [paragraph] = result.stderr.strip().splitlines()
     assert said in paragraph and str(path) in paragraph, paragraph
+
+
+def test_needles_suggest_drafts_a_file_that_check_reports_as_a_draft_then_accepts(project):
+    suggested = cli(project, "needles", "suggest", "drafted.jsonl", "--per-document", "2")
+    assert suggested.returncode == 0, suggested.stderr[-2000:]
+    assert "needle candidates from 3 documents written to drafted.jsonl" in suggested.stdout
+    lines = [json.loads(line) for line in (project / "drafted.jsonl").read_text().splitlines()]
+    assert 3 <= len(lines) <= 6 and {line["doc_id"] for line in lines} == {
+        "toasters.html", "guide/kettles.html", "fridge-notes.txt"}
+    assert all(line["questions"] == {"doc": "", "ticket": ""} and "#char=" in line["locator"] for line in lines)
+    draft = cli(project, "needles", "check", "drafted.jsonl")
+    assert draft.returncode == 0, draft.stdout + draft.stderr  # a draft is not an error
+    assert f"draft: {len(lines)} of {len(lines)} needles have no question yet" in draft.stdout
+    assert "coverage: 3 of 3 documents have a needle" in draft.stdout
+    for line in lines:
+        line["questions"] = {"doc": "What does the page advise?", "ticket": "help with my appliance please"}
+    lines.append(dict(lines[0], id="dup"))  # the same sentence twice: it occurs once, the id is new
+    (project / "drafted.jsonl").write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    written = cli(project, "needles", "check", "drafted.jsonl")
+    assert written.returncode == 0 and "draft:" not in written.stdout
+    lines[-1] = dict(lines[0])  # an id used twice: the evaluation would refuse it
+    (project / "drafted.jsonl").write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    refused = cli(project, "needles", "check", "drafted.jsonl")
+    assert refused.returncode == 1
+    assert f"drafted.jsonl:{len(lines)}: id {lines[0]['id']!r} is used already at " in refused.stdout

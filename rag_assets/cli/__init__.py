@@ -35,6 +35,7 @@ __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NO_RESULTS", "EXIT_OK", "EXI
 # command -> "module:function" under rag_assets.cli, each function (args, home) -> exit status
 COMMANDS = {
     "init": "project:init_command",
+    "needles": "needles:needles_command",
     "evaluate": "runs:evaluate_command",
     "backfill": "runs:backfill_command",
     "ui": "runs:ui_command",
@@ -96,6 +97,24 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
                                "and the daemon read")
     init.add_argument("folder", nargs="?", default=".", help="where the project is (default: here)")
     init.add_argument("--corpus", help="the documents, relative to the folder (default: docs/ if it exists, else .)")
+
+    needles = commands.add_parser("needles", help="suggest needles from the corpus, or check a needle file")
+    which = needles.add_subparsers(dest="needles_command", required=True)
+    suggest = which.add_parser("suggest", help="propose needle candidates (prose sentences that occur once and "
+                               "whose meaning no other sentence states), with empty questions to write")
+    suggest.add_argument("out", help="the JSON Lines file to write")
+    suggest.add_argument("--corpus", default=defaults.corpus, help="folder of documents (default: the project's)")
+    suggest.add_argument("--per-document", type=positive_int, default=3)
+    suggest.add_argument("--total", type=positive_int, default=50)
+    suggest.add_argument("--max-similarity", type=float, default=0.85,
+                         help="a candidate whose cosine to another sentence is this or more is left out")
+    suggest.add_argument("--no-meaning-check", action="store_true", help="skip the embedding of every sentence")
+    suggest.add_argument("--force", action="store_true", help="replace the file if it exists")
+    check = which.add_parser("check", help="every check the evaluation runs, by line, plus phrasing and coverage")
+    check.add_argument("file")
+    check.add_argument("--corpus", default=defaults.corpus, help="folder of documents (default: the project's)")
+    check.add_argument("--max-shared-words", type=positive_int, default=5,
+                       help="a question sharing more consecutive words with its needle is flagged")
 
     evaluate = commands.add_parser("evaluate", help="materialise the whole graph and print the comparison")
     inputs(evaluate)

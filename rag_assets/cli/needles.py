@@ -1,0 +1,88 @@
+"""``rag-assets needles suggest`` and ``needles check``: needles mined from the corpus, and the review of a
+needle file a person is writing (``rag_assets.lib.evalsets.mining``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rag_assets.cli.exit_codes import EXIT_FAILED, EXIT_OK
+from rag_assets.lib.store import paths
+
+
+def corpus_documents(corpus: Path, home: Path) -> dict[str, tuple[str, list[dict]]]:
+    """{doc id: (canonical text, sections)} of the corpus, extracted as the graph extracts it: the stored
+    ``extracted_text`` when it is of this very snapshot and extractor, else extracted now."""
+    from rag_assets.lib.ingest.corpus import scan_corpus, snapshot_id
+    from rag_assets.lib.ingest.documents import extract_entry
+    from rag_assets.lib.ingest.extraction import EXTRACTOR_VERSION
+    from rag_assets.settings import current
+
+    corpus = corpus.resolve()
+    entries = scan_corpus(corpus, {})
+    stored = paths.partition_path(home, "extracted_text")
+    if stored.is_file():
+        import pyarrow.parquet as pq
+
+        rows = pq.ParquetFile(stored).read().to_pylist()
+        if rows and rows[0]["snapshot_id"] == snapshot_id(entries) and rows[0]["extractor_version"] == EXTRACTOR_VERSION:
+            return {r["doc_id"]: (r["text"], r["sections"]) for r in rows if r["status"] == "ok"}
+    limit = current().evaluation.max_document_bytes
+    return {row["doc_id"]: (row["text"], row["sections"]) for entry in entries
+            for row in extract_entry(corpus, entry.path, entry.format, entry.sha256, limit) if row["status"] == "ok"}
+
+
+def suggest_command(args: argparse.Namespace, home: Path) -> int:
+    from rag_assets.lib.embed.models import DEFAULT_MODEL, load_for_asking
+    from rag_assets.lib.evalsets.mining import candidates
+    from rag_assets.settings import current
+
+    out = Path(args.out)
+    if out.exists() and not args.force:
+        print(f"rag-assets needles suggest: {out} exists; nothing was written (--force replaces it)", file=sys.stderr)
+        return EXIT_FAILED
+    documents = corpus_documents(Path(args.corpus), home)
+    embedder = None if args.no_meaning_check else load_for_asking(DEFAULT_MODEL, paths.onnx_dir(home))
+    mined = candidates(documents, args.per_document, args.total, embedder.embed if embedder else None,
+                       args.max_similarity)
+    phrasings = current().evaluation.phrasings
+    with out.open("w", encoding="utf-8") as handle:
+        for number, candidate in enumerate(mined.candidates, start=1):
+            handle.write(json.dumps(candidate.row(number, phrasings), ensure_ascii=False) + "\n")
+    print(f"{len(mined.candidates)} needle candidates from {len(documents)} documents written to {out} "
+          f"({mined.sentences} prose sentences; left out: {mined.repeated} that occur more than once, "
+          f"{mined.restated} whose meaning another sentence states). Write each candidate's "
+          f"{' and '.join(map(repr, phrasings))} questions, drop the ones you would not ask, then "
+          f"`rag-assets needles check {out}`.")
+    return EXIT_OK
+
+
+def check_command(args: argparse.Namespace, home: Path) -> int:
+    from rag_assets.lib.evalsets.mining import review
+    from rag_assets.lib.evalsets.queries import EvalSetError, json_lines
+    from rag_assets.settings import current
+
+    try:
+        records = list(json_lines(Path(args.file), "needle file"))
+    except EvalSetError as error:
+        print(f"rag-assets needles check: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    documents = corpus_documents(Path(args.corpus), home)
+    found = review(records, documents, current().evaluation.phrasings, args.max_shared_words)
+    for line in found.problems + found.copied:
+        print(line)
+    if found.drafts:
+        print(f"draft: {len(found.drafts)} of {found.needles} needles have no question yet (first: {found.drafts[0]})")
+    print(f"coverage: {len(documents) - len(found.uncovered_documents)} of {len(documents)} documents have a needle"
+          + (f"; without one: {', '.join(found.uncovered_documents[:8])}{' ...' if len(found.uncovered_documents) > 8 else ''}"
+             if found.uncovered_documents else "") + f"; {found.uncovered_sections} sections without one")
+    if found.problems:
+        print(f"rag-assets needles check: {len(found.problems)} problems the evaluation would refuse", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def needles_command(args: argparse.Namespace, home: Path) -> int:
+    return suggest_command(args, home) if args.needles_command == "suggest" else check_command(args, home)

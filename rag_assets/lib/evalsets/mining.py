@@ -1,0 +1,201 @@
+"""Needle candidates mined from the corpus, and the check of a needle file a person is writing.
+
+``candidates`` proposes prose sentences of the extracted text that can serve as needles: not a heading,
+code, a table row or a list of names; between 8 and 40 words with at least 4 content words; occurring
+exactly once in the corpus (whitespace folded); and, when an embedder is given, whose meaning is said by
+no other sentence of the corpus (cosine to every other sentence below ``max_similarity``), so the
+needle is the only answer. They are spread over documents and sections (round robin, at most
+``per_document`` each). Each carries its document, section, ``#char=`` locator and empty ``doc`` and
+``ticket`` phrasings for a person to write.
+
+``review`` runs every check the evaluation set's blocking checks run, by line number, plus the
+phrasing rule (a question must not share more than ``max_shared_words`` consecutive words with its
+needle) and the corpus's coverage (documents and sections without a needle); empty phrasings make a
+draft, reported as such.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from rag_assets.lib.ingest.canonical import fold_whitespace
+
+_SENTENCE = re.compile(r"[^.!?]+(?:[.!?](?=\s|$))")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
+STOPWORDS = frozenset("""a an the and or but if then of to in on at by for with from as is are was were be been
+being it its this that these those you your we our they their he she his her i me my not no do does did can
+could will would should may might must so than too very just also into out up down over under about which
+what when where who how why all any each some such there here""".split())
+MIN_WORDS, MAX_WORDS, MIN_CONTENT_WORDS = 8, 40, 4
+
+
+@dataclass(frozen=True)
+class Candidate:
+    doc_id: str
+    section: str
+    start: int
+    end: int
+    text: str
+
+    def row(self, number: int, phrasings: Sequence[str]) -> dict:
+        return {"id": f"c{number:03d}", "doc_id": self.doc_id, "needle": self.text, "section": self.section,
+                "locator": f"#char={self.start},{self.end}", "link": f"{self.doc_id}#char={self.start},{self.end}",
+                "questions": {phrasing: "" for phrasing in phrasings}, "kind": "prose"}
+
+
+def _looks_like_prose(sentence: str) -> bool:
+    words = _WORD.findall(sentence)
+    if not MIN_WORDS <= len(sentence.split()) <= MAX_WORDS:
+        return False
+    if sum(word.lower() not in STOPWORDS for word in words) < MIN_CONTENT_WORDS:
+        return False
+    letters = sum(ch.isalpha() or ch.isspace() for ch in sentence)
+    if letters < 0.85 * len(sentence):  # code, paths, numbers, markup
+        return False
+    capitalised = sum(word[0].isupper() for word in words)
+    return capitalised <= 0.5 * len(words) and sentence[0].isupper()  # not a list of names
+
+
+def _sections_at(sections: Sequence[Mapping]) -> Callable[[int], str]:
+    def at(offset: int) -> str:
+        path = ""
+        for section in sections:
+            if section["start"] <= offset < section["end"]:
+                path = section["path"]
+        return path
+    return at
+
+
+def sentences_of(doc_id: str, text: str, sections: Sequence[Mapping]) -> list[Candidate]:
+    """The prose sentences of one document's canonical text, with their offsets."""
+    headings = {fold_whitespace(s["heading"]) for s in sections if s.get("heading")}
+    section_at = _sections_at(sections)
+    found = []
+    offset = 0
+    for paragraph in text.split("\n\n"):
+        start = text.find(paragraph, offset)
+        offset = start + len(paragraph)
+        if "\n" in paragraph or " | " in paragraph or fold_whitespace(paragraph) in headings:
+            continue  # code keeps its lines, a table row its cells, a heading is not a needle
+        for match in _SENTENCE.finditer(paragraph):
+            sentence = match.group(0).strip()
+            if not sentence or not _looks_like_prose(sentence):
+                continue
+            at = start + paragraph.find(sentence, match.start())
+            found.append(Candidate(doc_id, section_at(at), at, at + len(sentence), sentence))
+    return found
+
+
+@dataclass
+class Mined:
+    candidates: list[Candidate]
+    sentences: int  # prose sentences seen
+    repeated: int  # left out: they occur more than once
+    restated: int  # left out: another sentence says nearly the same
+
+
+def candidates(documents: Mapping[str, tuple[str, Sequence[Mapping]]], per_document: int = 3, total: int = 50,
+               embed: Callable[[list[str]], np.ndarray] | None = None, max_similarity: float = 0.85) -> Mined:
+    """Needle candidates from ``documents`` ({doc id: (canonical text, sections)})."""
+    folded_docs = [fold_whitespace(text) for text, _ in documents.values()]
+    every = [c for doc_id, (text, sections) in sorted(documents.items()) for c in sentences_of(doc_id, text, sections)]
+    once = [c for c in every if sum(doc.count(fold_whitespace(c.text)) for doc in folded_docs) == 1]
+    restated = 0
+    if embed is not None and len(every) > 1:
+        vectors = np.asarray(embed([c.text for c in every]), dtype=np.float32)
+        index = {id(c): i for i, c in enumerate(every)}
+        similarity = vectors @ vectors.T
+        np.fill_diagonal(similarity, -1.0)
+        kept = [c for c in once if similarity[index[id(c)]].max() < max_similarity]
+        restated = len(once) - len(kept)
+        once = kept
+    by_document: dict[str, list[Candidate]] = {}
+    for candidate in once:
+        by_document.setdefault(candidate.doc_id, []).append(candidate)
+    chosen: list[Candidate] = []
+    for doc_id in sorted(by_document):  # within a document: one per section first, then the next round
+        own, seen_sections, picked = by_document[doc_id], set(), []
+        for candidate in own:
+            if candidate.section not in seen_sections and len(picked) < per_document:
+                picked.append(candidate)
+                seen_sections.add(candidate.section)
+        for candidate in own:
+            if len(picked) >= per_document:
+                break
+            if candidate not in picked:
+                picked.append(candidate)
+        by_document[doc_id] = picked
+    for round_number in range(per_document):  # across documents: round robin, until the total
+        for doc_id in sorted(by_document):
+            if round_number < len(by_document[doc_id]) and len(chosen) < total:
+                chosen.append(by_document[doc_id][round_number])
+    return Mined(chosen, len(every), len(every) - len([c for c in every if c in once]) - restated, restated)
+
+
+@dataclass
+class Review:
+    problems: list[str] = field(default_factory=list)  # what the blocking checks would reject, by line
+    drafts: list[str] = field(default_factory=list)  # needles still without a question
+    copied: list[str] = field(default_factory=list)  # questions that copy their needle's words
+    uncovered_documents: list[str] = field(default_factory=list)
+    uncovered_sections: int = 0
+    needles: int = 0
+
+
+def shared_run(question: str, needle: str) -> int:
+    """The most consecutive words a question shares with its needle (case folded)."""
+    q, n = [w.lower() for w in _WORD.findall(question)], [w.lower() for w in _WORD.findall(needle)]
+    best = 0
+    for i in range(len(q)):
+        for j in range(len(n)):
+            length = 0
+            while i + length < len(q) and j + length < len(n) and q[i + length] == n[j + length]:
+                length += 1
+            best = max(best, length)
+    return best
+
+
+def review(records: Sequence[tuple[str, dict]], documents: Mapping[str, tuple[str, Sequence[Mapping]]],
+           phrasings: Sequence[str] = ("doc", "ticket"), max_shared_words: int = 5) -> Review:
+    """``records`` are (``file:line``, the needle's JSON object)."""
+    result = Review(needles=len(records))
+    folded = {doc_id: fold_whitespace(text) for doc_id, (text, _) in documents.items()}
+    headings = {doc_id: [fold_whitespace(s["heading"]) for s in sections if s.get("heading")]
+                for doc_id, (_, sections) in documents.items()}
+    seen_ids: dict[str, str] = {}
+    covered_documents, covered_sections = set(), set()
+    for where, record in records:
+        needle, doc_id, key = fold_whitespace(str(record.get("needle", ""))), str(record.get("doc_id", "")), record.get("id")
+        if key in seen_ids:
+            result.problems.append(f"{where}: id {key!r} is used already at {seen_ids[key]}")
+        seen_ids.setdefault(key, where)
+        count = sum(text.count(needle) for text in folded.values()) if needle else 0
+        if count != 1:
+            result.problems.append(f"{where}: {key}: the needle occurs {count} times in the corpus, must occur once")
+        elif folded.get(doc_id, "").count(needle) != 1:
+            result.problems.append(f"{where}: {key}: the needle is not in its document {doc_id!r}")
+        if needle and any(needle in heading for heading in headings.get(doc_id, ())):
+            result.problems.append(f"{where}: {key}: the needle is (inside) a heading")
+        questions = record.get("questions") or {}
+        empty = [p for p in phrasings if not str(questions.get(p) or "").strip()]
+        if empty:
+            result.drafts.append(f"{where}: {key}: no {' or '.join(map(repr, empty))} question yet")
+        for phrasing in phrasings:
+            question = str(questions.get(phrasing) or "")
+            run = shared_run(question, needle) if question.strip() else 0
+            if run > max_shared_words:
+                result.copied.append(f"{where}: {key}: the {phrasing!r} question shares {run} consecutive words with "
+                                     f"its needle (at most {max_shared_words}): the retriever would match words, "
+                                     "not meaning")
+        if count == 1 and doc_id in documents:
+            covered_documents.add(doc_id)
+            start = documents[doc_id][0].find(str(record.get("needle", "")))
+            covered_sections.add((doc_id, _sections_at(documents[doc_id][1])(max(start, 0))))
+    result.uncovered_documents = sorted(set(documents) - covered_documents)
+    all_sections = {(doc_id, s["path"]) for doc_id, (_, sections) in documents.items() for s in sections}
+    result.uncovered_sections = len(all_sections - covered_sections)
+    return result
