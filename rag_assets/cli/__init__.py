@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import math
 import os
 import signal
@@ -210,7 +211,13 @@ def honour_interrupts() -> None:
             return
         print_unraisable(unraisable)
 
+    def not_after_an_interrupt(record) -> bool:  # SQLAlchemy logs "Exception closing connection" with a traceback
+        error = record.exc_info[1] if record.exc_info else None
+        return not (record.name.startswith("sqlalchemy.pool") and (is_interrupt(error) or interrupt_pending()))
+
     print_unraisable = sys.unraisablehook
+    if logging.lastResort is not None:  # where a library's records go when nobody configured logging
+        logging.lastResort.addFilter(not_after_an_interrupt)
     watch_interrupts()  # one that Dagster takes while it ends a run, and forgets, is still seen
     if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
         signal.signal(signal.SIGINT, signal.default_int_handler)  # started with Ctrl-C ignored (in the background)

@@ -56,7 +56,7 @@ def corpus(tmp_path, tiny_corpus):
 def test_a_good_set_passes_every_check(tmp_path, corpus):
     result, _, _ = _run(tmp_path, corpus, [_needle("k1", "guide/kettles.html", KETTLE)])
     assert result.success
-    assert all(check.passed for check in _checks(result).values()) and len(_checks(result)) == 6  # 5 + extraction
+    assert all(check.passed for check in _checks(result).values()) and len(_checks(result)) == 7  # 5 + extraction's two
 
 
 def test_broken_sets_fail_their_checks_naming_each_id(tmp_path, corpus):
