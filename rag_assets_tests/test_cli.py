@@ -61,6 +61,8 @@ def test_evaluate_ends_with_a_verdict_and_report_keeps_the_tables(tmp_path):
     assert any(line.startswith("Since the previous run: one evaluation run so far") for line in verdict)
     assert verdict[-1].startswith("Full tables: rag-assets report")
     assert "Token indices sequence length" not in run.stdout + run.stderr
+    # a long step reports its progress with the time left; the last report says how long it took
+    assert any("embedded new texts" in line and "(done in " in line for line in run.stdout.splitlines()), run.stdout
     full = subprocess.run([sys.executable, "-m", "rag_assets.cli", "report", "--paired"], env=env, capture_output=True,
                           text=True)
     assert full.returncode == 0 and "| model | strategy | retriever |" in full.stdout and "Paired tests" in full.stdout

@@ -27,6 +27,7 @@ from rag_assets.lib.embed.cluster import cluster_embedding
 from rag_assets.lib.embed.models import current_revision, registry, weights_description
 from rag_assets.lib.embed.partition import stored_vectors, unit_length_findings, write_embeddings
 from rag_assets.lib.embed.spec import ModelUnavailableError
+from rag_assets.lib.formats.progress import Progress
 from rag_assets.lib.store.paths import StagedParquet
 from rag_assets.lib.store.stamps import PIPELINE_VERSION
 from rag_assets.partitions import (
@@ -96,7 +97,7 @@ def embeddings(
     staged = StagedParquet(Path(settings.home), "embeddings")  # written in row groups, moved in by the IO manager
     try:
         figures = write_embeddings(staged.path, chunks, embedder, keys[STRATEGY], Path(settings.home),
-                                   lambda done, total: context.log.info(f"embedded {done}/{total} new texts"),
+                                   Progress(f"{context.partition_key}: embedded new texts", context.log.info),
                                    cluster=cluster)
         refused = unit_length_findings(stored_vectors(staged.path), str(context.partition_key), NORM_TOLERANCE)[0]
         if refused:  # what the blocking check would reject is never published: the last good partition stays

@@ -16,6 +16,27 @@ def progress(line: str) -> None:
     print(f"rag-assets: {line}", flush=True)
 
 
+def show_step_progress() -> None:
+    """Long steps' reports (``rag_assets.progress``: texts embedded, with the time left) as progress lines,
+    written to the terminal the command started with (Dagster captures a step's own output to its log)."""
+    import logging
+
+    from rag_assets.lib.formats.progress import LOGGER
+
+    # a step's standard output is captured to its log file while it runs: write to the terminal itself
+    terminal = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+
+    class Printed(logging.Handler):
+        def emit(self, record) -> None:
+            terminal.write(f"rag-assets:   {record.getMessage()}\n")
+
+    logger = logging.getLogger(LOGGER)
+    if not any(isinstance(handler, Printed) for handler in logger.handlers):
+        logger.addHandler(Printed())
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
 def _print_inputs(outcome) -> None:
     """The corpus and evaluation set a run was built on, and the evaluation set's checks."""
     extraction, evaluation = outcome.extraction, outcome.eval_set
@@ -48,6 +69,7 @@ def evaluate_command(args: argparse.Namespace, home: Path) -> int:
                            bm25_b=args.bm25_b, bm25_stopwords=args.bm25_stopwords, bm25_stemmer=args.bm25_stemmer,
                            top_k=args.top_k)
     check_names(args.models or [], args.strategies or [])  # before the Dagster folder is created
+    show_step_progress()
     outcome = materialize_all(settings, default_instance(home), model_keys=args.models, strategies=args.strategies,
                               progress=progress, rebuild=args.rebuild)
     _print_inputs(outcome)
@@ -73,6 +95,7 @@ def backfill_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.runner.instance import default_instance
 
     check_names([args.model], args.strategies or [])  # before the Dagster folder is created
+    show_step_progress()
     backfill_model(RagSettings(**_inputs(args, home)), default_instance(home), args.model, strategies=args.strategies,
                    progress=progress)
     return report(home, CONFIGURATION, "table")
