@@ -97,7 +97,7 @@ def embeddings(
     staged = StagedParquet(Path(settings.home), "embeddings")  # written in row groups, moved in by the IO manager
     try:
         figures = write_embeddings(staged.path, chunks, embedder, keys[STRATEGY], Path(settings.home),
-                                   Progress(f"{context.partition_key}: embedded new texts", context.log.info),
+                                   Progress(f"{keys[MODEL]} x {keys[STRATEGY]}: embedded new texts", context.log.info),
                                    cluster=cluster)
         refused = unit_length_findings(stored_vectors(staged.path), str(context.partition_key), NORM_TOLERANCE)[0]
         if refused:  # what the blocking check would reject is never published: the last good partition stays
