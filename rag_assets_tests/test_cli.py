@@ -66,3 +66,41 @@ def test_evaluate_ends_with_a_verdict_and_report_keeps_the_tables(tmp_path):
     full = subprocess.run([sys.executable, "-m", "rag_assets.cli", "report", "--paired"], env=env, capture_output=True,
                           text=True)
     assert full.returncode == 0 and "| model | strategy | retriever |" in full.stdout and "Paired tests" in full.stdout
+
+
+def test_the_ui_started_in_the_background_stops_on_sigterm_with_its_children(tmp_path):
+    """A background shell starts `rag-assets ui` with SIGINT ignored; SIGTERM (and then SIGINT) must still
+    stop it and every process it started."""
+    import os
+    import signal
+    import time
+    import urllib.request
+
+    from rag_assets_tests.servers import free_port, session_pids, tiny_home_env
+
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        port = free_port()
+        log = (tmp_path / f"ui-{stop.name}.log").open("wb")
+        process = subprocess.Popen([sys.executable, "-m", "rag_assets.cli", "ui", "--port", str(port)],
+                                   env=tiny_home_env(tmp_path / "home"), stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        try:
+            deadline = time.monotonic() + 180  # a guard against a hang, not a speed limit
+            while time.monotonic() < deadline:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=2):
+                        break
+                except OSError:
+                    time.sleep(1)
+            assert len(session_pids(process.pid)) >= 3  # dagster dev, its webserver, daemon and code server
+            process.send_signal(stop)
+            process.wait(timeout=120)  # a guard against a hang, not a speed limit
+            deadline = time.monotonic() + 60
+            while session_pids(process.pid) and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert session_pids(process.pid) == [], (stop.name, session_pids(process.pid))
+        finally:
+            for pid in session_pids(process.pid):
+                os.kill(pid, signal.SIGKILL)
+            log.close()

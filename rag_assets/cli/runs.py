@@ -110,4 +110,11 @@ def ui_command(args: argparse.Namespace, home: Path) -> int:
     workspace = PROJECT_ROOT / "workspace.yaml"
     command = [sys.executable, "-m", "dagster", "dev", "-w", str(workspace), "-p", str(args.port), "-h", args.host]
     os.chdir(PROJECT_ROOT)
+    # a shell that starts a command in the background sets SIGINT to be ignored, and an ignored signal stays
+    # ignored across exec; Dagster maps SIGTERM to its SIGINT handling, so `dagster dev` (and the servers it
+    # starts) would then ignore both. It starts with both signals at their defaults instead.
+    import signal
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
     os.execvp(command[0], command)
