@@ -30,6 +30,7 @@ from rag_assets.lib.embed.spec import (
 )
 from rag_assets.lib.embed.wordllama_model import WordLlamaEmbedder
 from rag_assets.lib.store.names import UnsafeName, check_name
+from rag_assets.lib.store.registry_files import RegistryFile
 from rag_assets.settings import current
 
 BUILT_IN: dict[str, ModelSpec] = {
@@ -102,7 +103,8 @@ def spec_of_entry(entry: object, where: str) -> ModelSpec:
     return ModelSpec(**entry)
 
 
-_read: dict[tuple[str, int, int], dict[str, ModelSpec]] = {}
+_registry_file = RegistryFile(models_from_file, lambda why: ModelUnavailableError(
+    f"model registry file {current().models_file}: {why}"))
 
 
 def registry() -> dict[str, ModelSpec]:
@@ -111,15 +113,7 @@ def registry() -> dict[str, ModelSpec]:
     path = current().models_file
     if not path:
         return dict(BUILT_IN)
-    try:
-        status = os.stat(path)
-    except OSError as error:
-        raise ModelUnavailableError(f"model registry file {path}: {error.strerror or error}") from error
-    key = (path, status.st_mtime_ns, status.st_size)
-    if key not in _read:
-        _read.clear()
-        _read[key] = models_from_file(Path(path))
-    return {**BUILT_IN, **_read[key]}
+    return {**BUILT_IN, **_registry_file.get(path)}
 
 
 def weight_files(spec: ModelSpec) -> list[Path]:

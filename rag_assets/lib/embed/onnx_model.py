@@ -21,20 +21,23 @@ class OnnxMeanPoolingEmbedder(EmbedderBase):
         return [graph, tokenizer]
 
     def __init__(self, spec: ModelSpec) -> None:
+        self.spec = spec
+        self.revision = self.installed_revision(spec)
+        self._open(*self.weight_files(spec))
+
+    def _open(self, graph: Path, tokenizer: Path) -> None:
+        """The onnxruntime session of ``graph`` and the tokenizer of ``tokenizer`` (truncating at the window)."""
         from tokenizers import Tokenizer
 
         from rag_assets.lib.embed.onnx_graph import open_session
 
-        self.spec = spec
-        graph, tokenizer = self.weight_files(spec)
-        self.revision = self.installed_revision(spec)
         self.session = open_session(graph)
         self.inputs = {i.name for i in self.session.get_inputs()}
         # the per-token output is the float one with a sequence axis: (batch, sequence, dimension)
         self.token_output = next(o.name for o in self.session.get_outputs()
                                  if o.type == "tensor(float)" and len(o.shape) == 3)
         self.tokenizer = Tokenizer.from_file(str(tokenizer))
-        self.tokenizer.enable_truncation(max_length=spec.window or 512)
+        self.tokenizer.enable_truncation(max_length=self.spec.window or 512)
         self.tokenizer.no_padding()
         self._plain = Tokenizer.from_file(str(tokenizer))
         self._plain.no_truncation()
@@ -75,19 +78,6 @@ class ExportedGraphEmbedder(OnnxMeanPoolingEmbedder):
     same vectors, without importing PyTorch or sentence-transformers, for a cold ``ask``."""
 
     def __init__(self, spec: ModelSpec, graph: Path, tokenizer: Path, revision: str) -> None:
-        from tokenizers import Tokenizer
-
-        from rag_assets.lib.embed.onnx_graph import open_session
-
         self.spec, self.revision = spec, revision
-        self.session = open_session(graph)
-        self.inputs = {i.name for i in self.session.get_inputs()}
-        self.token_output = next(o.name for o in self.session.get_outputs()
-                                 if o.type == "tensor(float)" and len(o.shape) == 3)
-        self.tokenizer = Tokenizer.from_file(str(tokenizer))
-        self.tokenizer.enable_truncation(max_length=spec.window or 512)
-        self.tokenizer.no_padding()
-        self._plain = Tokenizer.from_file(str(tokenizer))
-        self._plain.no_truncation()
-        self._plain.no_padding()
+        self._open(graph, tokenizer)
         self.runtime = "onnxruntime"

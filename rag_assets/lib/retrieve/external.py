@@ -30,7 +30,6 @@ from __future__ import annotations
 import difflib
 import importlib
 import json
-import os
 import random
 import threading
 import time
@@ -43,6 +42,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from rag_assets.lib.ingest.canonical import fold_whitespace
 from rag_assets.lib.store.names import UnsafeName, check_name
+from rag_assets.lib.store.registry_files import RegistryFile
 from rag_assets.lib.store.stamps import EXTERNAL_MODEL, PIPELINE_VERSION
 from rag_assets.settings import current, inherited
 
@@ -120,23 +120,14 @@ def specs_from_file(path: Path) -> dict[str, ExternalSpec]:
     return specs
 
 
-_read: dict[tuple[str, int, int], dict[str, ExternalSpec]] = {}
+_registry_file = RegistryFile(specs_from_file, lambda why: ExternalRetrieverError(
+    f"retrievers file {current().retrievers_file}: {why}"))
 
 
 def registry() -> dict[str, ExternalSpec]:
     """The external retrievers the ``retrievers_file`` setting registers (read again when it changed)."""
     path = current().retrievers_file
-    if not path:
-        return {}
-    try:
-        status = os.stat(path)
-    except OSError as error:
-        raise ExternalRetrieverError(f"retrievers file {path}: {error.strerror or error}") from error
-    key = (path, status.st_mtime_ns, status.st_size)
-    if key not in _read:
-        _read.clear()
-        _read[key] = specs_from_file(Path(path))
-    return dict(_read[key])
+    return dict(_registry_file.get(path)) if path else {}
 
 
 def external_stamp(key: str, index_version: str, snapshot_id: str | None, extractor_version: str | None) -> dict:
