@@ -225,6 +225,14 @@ def honour_interrupts() -> None:
     sys.unraisablehook = deliver_again
 
 
+def interrupted(command: str) -> int:
+    """The one line of a command that Ctrl-C or SIGTERM stopped, and its exit status."""
+    print(f"{command}: interrupted. The run in progress was recorded as failed and released what it held; "
+          "nothing it had not finished became the current result. Run the command again to go on.",
+          file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
 def is_interrupt(error: BaseException | None) -> bool:
     """Ctrl-C or SIGTERM, as Python raises it or as Dagster raises it inside a step."""
     return isinstance(error, KeyboardInterrupt) or type(error).__name__ == "DagsterExecutionInterruptedError"
@@ -279,18 +287,19 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(error, InterruptedAfterRun):
             print(f"{command}: interrupted: {error}. Run the command again to go on.", file=sys.stderr)
             return EXIT_INTERRUPTED
-        print(f"{command}: interrupted. The run in progress was recorded as failed and released what it held; "
-              "nothing it had not finished became the current result. Run the command again to go on.",
-              file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupted(command)
     except RunFailed as error:
         if debugging():
             raise
+        if interrupt_pending():  # the run failed because Ctrl-C or SIGTERM tore it down
+            return interrupted(command)
         print(f"{command}: {error}", file=sys.stderr)
         return EXIT_FAILED
     except Exception as error:  # noqa: BLE001 - every other failure is told in one paragraph too
         if debugging():
             raise
+        if interrupt_pending():  # an interrupt that a library turned into its own error (SQLite: "interrupted")
+            return interrupted(command)
         if getattr(error, "paragraph", False):  # an expected failure that says all there is to say
             print(f"{command}: {error}", file=sys.stderr)
             return EXIT_FAILED
