@@ -34,11 +34,12 @@ def findings(connection: duckdb.DuckDBPyConnection, alpha: float = 0.05) -> list
                           ).to_arrow_table().to_pylist()
     said = []
     for row in rows:
-        a = f"{row['a_strategy']} x {row['a_retriever']}"
-        b = f"{row['b_strategy']} x {row['b_retriever']}"
+        a = (f"{row['a_strategy']} x {row['a_retriever']}", row["a_value"], row["wins"])
+        b = (f"{row['b_strategy']} x {row['b_retriever']}", row["b_value"], row["losses"])
         better, worse = (a, b) if row["a_value"] > row["b_value"] else (b, a)
-        said.append(f"{row['model']}: {better} beats {worse} on {row['measure'].replace('_at_', '@')} "
-                    f"({row['a_value']:.3f} vs {row['b_value']:.3f}, {row['result']}, {row['queries']} queries)")
+        said.append(f"{row['model']}: {better[0]} beats {worse[0]} on {row['measure'].replace('_at_', '@')} "
+                    f"({better[1]:.3f} vs {worse[1]:.3f}; better on {better[2]} queries, worse on {worse[2]}, "
+                    f"p = {row['p_value']:.2g}; {row['queries']} queries)")
     return said
 
 
