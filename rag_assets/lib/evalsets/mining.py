@@ -104,7 +104,7 @@ def candidates(documents: Mapping[str, tuple[str, Sequence[Mapping]]], per_docum
     folded_docs = [fold_whitespace(text) for text, _ in documents.values()]
     every = [c for doc_id, (text, sections) in sorted(documents.items()) for c in sentences_of(doc_id, text, sections)]
     once = [c for c in every if sum(doc.count(fold_whitespace(c.text)) for doc in folded_docs) == 1]
-    restated = 0
+    repeated, restated = len(every) - len(once), 0
     if embed is not None and len(every) > 1:
         vectors = np.asarray(embed([c.text for c in every]), dtype=np.float32)
         index = {id(c): i for i, c in enumerate(every)}
@@ -133,7 +133,7 @@ def candidates(documents: Mapping[str, tuple[str, Sequence[Mapping]]], per_docum
         for doc_id in sorted(by_document):
             if round_number < len(by_document[doc_id]) and len(chosen) < total:
                 chosen.append(by_document[doc_id][round_number])
-    return Mined(chosen, len(every), len(every) - len([c for c in every if c in once]) - restated, restated)
+    return Mined(chosen, len(every), repeated, restated)
 
 
 @dataclass

@@ -53,19 +53,22 @@ class Evaluation:
 
 
 MODEL_ASSETS = ("embeddings", "retrieval_runs", "refusal_calibration")  # partitioned by model
+EXTERNAL = "external_retriever"  # the dimension of an external retriever's partitions
 
 
-def registered_files(home: Path, asset: str, registered: Collection[str] | None) -> list[Path]:
-    """The partition files of ``asset``; with ``registered``, only those of no model or of a model it names."""
+def registered_files(home: Path, asset: str, registered: Collection[str] | None, dimension: str = "model"
+                     ) -> list[Path]:
+    """The partition files of ``asset``; with ``registered``, only those without ``dimension`` or whose key
+    in it is registered (a model; an external retriever)."""
     return [file for file in partition_files(home, asset)
-            if registered is None or dict(dimensions_of_path(home, asset, file)).get("model") in (None, *registered)]
+            if registered is None or dict(dimensions_of_path(home, asset, file)).get(dimension) in (None, *registered)]
 
 
 def read_partitions(connection: duckdb.DuckDBPyConnection, home: Path, asset: str, columns: list[str],
-                    registered: Collection[str] | None = None) -> pa.Table:
-    """Every materialised partition of ``asset``; with ``registered``, only those of the models it names
-    (``leftover_models`` names the others)."""
-    files = registered_files(home, asset, registered)
+                    registered: Collection[str] | None = None, dimension: str = "model") -> pa.Table:
+    """Every materialised partition of ``asset``; with ``registered``, only those of the models (or the
+    keys of ``dimension``) it names (``leftover_models`` names the other models)."""
+    files = registered_files(home, asset, registered, dimension)
     if not files:
         raise FileNotFoundError(f"no partition of {asset} has been materialised yet")
     for file in files:  # a damaged file is named, with the command that rebuilds it, before DuckDB reads any
@@ -98,13 +101,9 @@ def external_rows_beside(connection: duckdb.DuckDBPyConnection, home: Path, runs
                          external: Collection[str]) -> pa.Table:
     """``runs`` with the rows of the registered external retrievers' partitions (same columns), so that
     the same tables and paired tests compare a team's retriever with the built-in configurations."""
-    files = [file for file in partition_files(home, "external_runs")
-             if dict(dimensions_of_path(home, "external_runs", file)).get("external_retriever") in external]
-    if not files:
+    if not registered_files(home, "external_runs", external, EXTERNAL):
         return runs
-    for file in files:
-        check_readable(file, "external_runs", dimensions_of_path(home, "external_runs", file))
-    rows = connection.read_parquet([str(f) for f in files], union_by_name=True).select(*RESULT_COLUMNS).to_arrow_table()
+    rows = read_partitions(connection, home, "external_runs", RESULT_COLUMNS, external, EXTERNAL)
     return pa.concat_tables([runs, rows.cast(runs.schema)])
 
 
@@ -116,9 +115,7 @@ def external_sweeps(home: Path, external: Collection[str]) -> list[pa.Table]:
     from rag_assets.lib.evaluate.refusal_calibration import calibrate_partition
 
     sweeps = []
-    for file in partition_files(home, "external_runs"):
-        if dict(dimensions_of_path(home, "external_runs", file)).get("external_retriever") not in external:
-            continue
+    for file in registered_files(home, "external_runs", external, EXTERNAL):
         table = pq.read_table(file)
         if table.column("distances").null_count < len(table):
             sweep = calibrate_partition(table.filter(pc.is_valid(table.column("distances"))))[0]

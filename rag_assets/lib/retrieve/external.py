@@ -31,7 +31,6 @@ import difflib
 import importlib
 import json
 import random
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -332,8 +331,6 @@ def ask_all(ask: Callable[[str, int], list[Hit]], queries: Sequence[tuple[str, s
             in_flight: int = 4) -> list[Answered]:
     """Every (query id, text) asked, at most ``in_flight`` at once, in the queries' order; a query that
     raises is a miss with its error (one exception type never stops the others)."""
-    lock = threading.Lock()
-
     def one(item: tuple[str, str]) -> Answered:
         query_id, text = item
         started = time.perf_counter()
@@ -344,8 +341,7 @@ def ask_all(ask: Callable[[str, int], list[Hit]], queries: Sequence[tuple[str, s
             hits, error = [], str(failure)
         except Exception as failure:  # noqa: BLE001 - a retriever's own exception: recorded, never a crash
             hits, error = [], f"{type(failure).__name__}: {str(failure).splitlines()[0] if str(failure) else ''}"
-        with lock:
-            return Answered(query_id, hits, (time.perf_counter() - started) * 1000.0, error)
+        return Answered(query_id, hits, (time.perf_counter() - started) * 1000.0, error)
 
     with ThreadPoolExecutor(max_workers=max(1, in_flight)) as pool:
         return list(pool.map(one, queries))
