@@ -53,7 +53,6 @@ from rag_assets.runner.freshness import (
 )
 from rag_assets.runner.interrupts import pending as interrupt_pending
 from rag_assets.runner.writers_slot import (
-    fail_runs_of_gone_processes,
     fail_unfinished_runs_of,
     release_slots_of_dead_runs,
     wait_for_writers_slot,
@@ -92,8 +91,7 @@ class Runner:
         self.external_changed = False  # an external retriever's partition was evaluated again by this command
         home = Path(settings.home)
         self.withdraw = lambda run_id: withdraw_run(duckdb_path(home), home, run_id)
-        for message in release_slots_of_dead_runs(instance, self.withdraw) + fail_runs_of_gone_processes(
-                instance, self.withdraw):
+        for message in release_slots_of_dead_runs(instance, self.withdraw):
             progress(message)
 
     def writes_duckdb(self, job: str) -> bool:

@@ -54,22 +54,18 @@ def wait_for_writers_slot(instance: DagsterInstance, limit: float, progress: Cal
 
 def release_slots_of_dead_runs(instance: DagsterInstance, withdraw: Withdraw = _nothing_to_withdraw) -> list[str]:
     """Free the concurrency slots (the DuckDB writers' pool above all) held by runs that can no longer
-    release them, and record such runs as failed: a `rag-assets` process of this machine that is gone
-    (killed, or stopped by a full disk), or a run that already ended. Runs of other processes (the
-    daemon's) are left to Dagster's run monitoring. ``withdraw`` is asked for every run recorded failed
-    here (what it made current, it undoes). Returns what was done, one line each."""
+    release them: first every unfinished run of a `rag-assets` process of this machine that is gone
+    (killed, or stopped by a full disk) is recorded failed (``fail_runs_of_gone_processes``, which asks
+    ``withdraw``), then the slots of runs that ended are freed. Runs of other processes (the daemon's) are
+    left to Dagster's run monitoring. Returns what was done, one line each."""
     storage = instance.event_log_storage
-    released = []
+    released = fail_runs_of_gone_processes(instance, withdraw)
     for pool in storage.get_concurrency_keys():
         info = storage.get_concurrency_info(pool)
         for run_id in sorted({s.run_id for s in info.claimed_slots} | {s.run_id for s in info.pending_steps}):
             run = instance.get_run_by_id(run_id)
-            if run is not None and not run.is_finished and run_process_alive(run.tags):
-                continue
             if run is not None and not run.is_finished:
-                instance.report_run_failed(run, f"its process {run.tags.get(PID_TAG)} is gone (killed or stopped); "
-                                                f"marked failed by rag-assets, which released its {pool} slot")
-                released += withdraw(run_id)
+                continue  # alive: the gone ones were recorded failed above
             storage.free_concurrency_slots_for_run(run_id)
             what = "the DuckDB writers' slot" if pool == DUCKDB_WRITE_POOL else f"the {pool} slot"
             released.append(f"released {what} held by run {run_id}, whose process is gone")
