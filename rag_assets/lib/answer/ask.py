@@ -153,7 +153,7 @@ def load_index(home: Path, embedder: Embedder, strategy: str) -> AskIndex:
     rows = chunks.select(["chunk_id", "doc_id", "section", "text", "content", "start", "end"]).to_pylist()
     index = Index(chunk_ids=[r["chunk_id"] for r in rows], texts=[r["text"] for r in rows],
                   vectors=vectors_of(embeddings, embedder.dimension), embedder=embedder,
-                  token_cache=token_cache(home, embedder))
+                  token_cache=token_cache(home, embedder), read_all_token_vectors=False)
     return AskIndex(embedder.key, revision, strategy, index, rows, documents)
 
 

@@ -53,9 +53,10 @@ class ShardFolder:
     write is uploaded before it is renamed into place, and a merge removes the merged shards there
     too. Shards are written once and never changed, so each is downloaded once per machine."""
 
-    def __init__(self, folder: Path, store: ObjectStore | None = None) -> None:
+    def __init__(self, folder: Path, store: ObjectStore | None = None, group_rows: int = READ_ROWS) -> None:
         self.folder = Path(folder)
         self.store = store
+        self.group_rows = group_rows  # rows per Parquet row group written: the least a lookup reads
 
     def shards(self) -> list[Path]:
         return sorted(self.folder.glob("*.parquet")) if self.folder.is_dir() else []
@@ -77,17 +78,40 @@ class ShardFolder:
             self.store.fetch(shard)
 
     def tables(self, keys: set[str]) -> Iterator[pa.Table]:
-        """The rows whose ``text_sha256`` is in ``keys``, a record batch of a shard at a time."""
+        """The rows whose ``text_sha256`` is in ``keys``, a row group of a shard at a time. The key
+        column is read first; only the row groups holding a wanted key are read whole, so a lookup
+        of a few keys reads a few row groups, not the cache."""
         wanted = pa.array(sorted(keys), pa.string())
         self.sync()
         for shard in self.shards():
             try:
-                for batch in self._batches(shard):
-                    selected = batch.filter(pc.is_in(batch.column("text_sha256"), value_set=wanted))
+                for group in self._groups_holding(shard, wanted):
+                    selected = group.filter(pc.is_in(group.column("text_sha256"), value_set=wanted))
                     if selected.num_rows:
-                        yield pa.Table.from_batches([selected])
+                        yield selected
             except FileNotFoundError:  # merged away by a concurrent writer; its rows live on in the merge
                 continue
+
+    def _groups_holding(self, shard: Path, wanted: pa.Array) -> Iterator[pa.Table]:
+        """The row groups of ``shard`` holding one of the ``wanted`` keys. A shard that cannot be read
+        is discarded like in ``_batches``."""
+        try:
+            reader = pq.ParquetFile(shard, pre_buffer=False)
+            metadata = reader.metadata
+            keys = reader.read(columns=["text_sha256"], use_threads=False).column("text_sha256")
+            hits = pc.is_in(keys, value_set=wanted)
+            if not pc.any(hits).as_py():
+                return
+            start = 0
+            for group in range(metadata.num_row_groups):
+                rows = metadata.row_group(group).num_rows
+                if pc.any(hits.slice(start, rows)).as_py():
+                    yield reader.read_row_group(group, use_threads=False)
+                start += rows
+        except FileNotFoundError:
+            raise
+        except (pa.ArrowInvalid, OSError) as error:
+            self._discard(shard, error)
 
     def append(self, table: pa.Table) -> None:
         self._write([table], tier=0)
@@ -146,7 +170,7 @@ class ShardFolder:
                 try:
                     for table in tables:
                         writer = writer or pq.ParquetWriter(temporary, table.schema)
-                        writer.write_table(table, row_group_size=READ_ROWS)
+                        writer.write_table(table, row_group_size=self.group_rows)
                 finally:
                     if writer is not None:
                         writer.close()
@@ -161,10 +185,12 @@ class _KeyedCache:
     """Rows keyed by the sha256 of a text, for one model revision, in a ``ShardFolder`` (kept in an
     object store too when one is given)."""
 
+    group_rows = READ_ROWS
+
     def __init__(self, folder: Path, dimension: int, store: ObjectStore | None = None) -> None:
         self.folder = Path(folder)
         self.dimension = dimension
-        self._shards = ShardFolder(self.folder, store)
+        self._shards = ShardFolder(self.folder, store, self.group_rows)
 
     def size_bytes(self) -> int:
         return self._shards.size_bytes()
@@ -211,7 +237,12 @@ class TokenVectorCache(_KeyedCache):
     Stored as float16 (half the bytes of float32). Token vectors are always rounded to float16 when
     first obtained, whether computed or read back, so a score does not depend on where its vectors
     came from.
+
+    A row holds a chunk's whole token matrix (tens of kilobytes), so row groups are small: asking
+    one question reads the row groups of its few candidates, not the cache.
     """
+
+    group_rows = 64
 
     def lookup(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}

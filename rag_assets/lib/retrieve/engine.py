@@ -52,6 +52,7 @@ class Index:
     token_cache: TokenVectorCache | None = None
     ann_config: ann.HNSWConfig = ann.DEFAULT
     dense_block_rows: int = dense.BLOCK_ROWS
+    read_all_token_vectors: bool = True  # False when asked one question at a time: read what each needs
     _bm25: bm25.BM25 | None = field(default=None, repr=False)
     _ann: ann.HNSWIndex | None = field(default=None, repr=False)
     _token_vectors: late_interaction.TokenVectors | None = field(default=None, repr=False)
@@ -76,7 +77,8 @@ class Index:
     @property
     def token_vectors(self) -> late_interaction.TokenVectors:
         if self._token_vectors is None:
-            self._token_vectors = late_interaction.TokenVectors(self.embedder, self.texts, self.token_cache)
+            self._token_vectors = late_interaction.TokenVectors(
+                self.embedder, self.texts, self.token_cache, self.read_all_token_vectors)
         return self._token_vectors
 
     def save_token_vectors(self) -> dict:

@@ -40,26 +40,38 @@ class TokenVectors:
     """Token vectors of an index's chunks, obtained on first use and kept, rounded to float16.
 
     With a ``TokenVectorCache``, the first use reads every chunk's vectors stored by an earlier run
-    (of this model revision, in any process); ``save()`` stores the ones computed since.
+    (of this model revision, in any process), what a run over many queries needs; with
+    ``read_all=False`` (one question at a time, as ``ask`` does) each use reads only the vectors of
+    the chunks it asks for that were not read before. ``save()`` stores the ones computed since.
     """
 
-    def __init__(self, embedder, texts: Sequence[str], cache: TokenVectorCache | None = None) -> None:
+    def __init__(self, embedder, texts: Sequence[str], cache: TokenVectorCache | None = None,
+                 read_all: bool = True) -> None:
         self.embedder, self.texts, self.cache, self.known = embedder, texts, cache, {}
+        self.read_all = read_all
         self.hashes: list[str] | None = None
+        self.looked_up: set[int] = set()
         self.computed: dict[int, np.ndarray] = {}
         self.reused = 0
 
-    def _load(self) -> None:
-        self.hashes = [text_hash(text) for text in self.texts]
-        stored = self.cache.lookup(self.hashes) if self.cache is not None else {}
-        for index, key in enumerate(self.hashes):
-            if key in stored:
-                self.known[index] = stored[key]
-        self.reused = len(self.known)
+    def _read(self, indices: Sequence[int]) -> None:
+        """The stored vectors of the chunks at ``indices`` not looked up before, into ``known``."""
+        if self.hashes is None:
+            self.hashes = [text_hash(text) for text in self.texts]
+        unread = [index for index in dict.fromkeys(indices) if index not in self.looked_up]
+        self.looked_up.update(unread)
+        if self.cache is None or not unread:
+            return
+        stored = self.cache.lookup([self.hashes[index] for index in unread])
+        for index in unread:
+            if self.hashes[index] in stored:
+                self.known[index] = stored[self.hashes[index]]
+                self.reused += 1
 
     def get(self, indices: Sequence[int]) -> list[np.ndarray]:
-        if self.hashes is None:
-            self._load()
+        if self.read_all and self.hashes is None:
+            self._read(range(len(self.texts)))
+        self._read([i for i in indices if i not in self.known])
         missing = list(dict.fromkeys(i for i in indices if i not in self.known))
         if missing:
             for index, tokens in zip(missing, self.embedder.token_vectors([self.texts[i] for i in missing])):

@@ -132,3 +132,51 @@ def test_vectors_are_written_into_the_given_array_and_nowhere_else(tmp_path):
     returned, embedded, reused = embed_with_cache(texts, CountingEmbedder(), cache, out=out)
     assert returned is out and (embedded, reused) == (1, 3)
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy")[:, 0], [5, 4, 5, 5])
+
+
+def test_a_token_lookup_reads_only_the_row_groups_holding_its_keys(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from rag_assets.lib.embed.cache import TokenVectorCache
+
+    cache = TokenVectorCache(tmp_path / "tokens", 2)
+    vectors = {text_hash(f"chunk {i}"): np.full((3, 2), i, dtype=np.float16) for i in range(10 * cache.group_rows)}
+    cache.add(vectors)
+    read = []
+    original = pq.ParquetFile.read_row_group
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group",
+                        lambda self, group, **kw: read.append(group) or original(self, group, **kw))
+    wanted = [text_hash("chunk 5"), text_hash(f"chunk {7 * cache.group_rows + 1}")]
+    found = cache.lookup(wanted + [text_hash("never stored")])
+    assert sorted(read) == [0, 7] and set(found) == set(wanted)
+    np.testing.assert_array_equal(found[wanted[1]], vectors[wanted[1]])
+    read.clear()
+    assert cache.lookup([text_hash("never stored")]) == {} and read == []  # the key column alone said no
+
+
+def test_a_token_cache_read_one_question_at_a_time_looks_up_only_what_it_is_asked(tmp_path):
+    from rag_assets.lib.embed.cache import TokenVectorCache
+    from rag_assets.lib.retrieve.late_interaction import TokenVectors
+
+    class Tokens:
+        asked: list = []
+
+        def token_vectors(self, texts):
+            self.asked += list(texts)
+            return [np.full((2, 2), len(text), dtype=np.float32) for text in texts]
+
+    texts = [f"text {'x' * i}" for i in range(6)]
+    cache = TokenVectorCache(tmp_path / "tokens", 2)
+    cache.add({text_hash(texts[i]): np.full((2, 2), i, dtype=np.float16) for i in (1, 2, 3)})
+    looked_up = []
+    lookup = cache.lookup
+    cache.lookup = lambda hashes: looked_up.append(list(hashes)) or lookup(hashes)
+    one_at_a_time = TokenVectors(Tokens(), texts, cache, read_all=False)
+    assert [v[0, 0] for v in one_at_a_time.get([2, 4])] == [2, len(texts[4])]
+    assert looked_up == [[text_hash(texts[2]), text_hash(texts[4])]] and one_at_a_time.reused == 1
+    one_at_a_time.get([2, 4, 3])  # 2 is known and 4 was looked up: only 3 is read
+    assert looked_up[1:] == [[text_hash(texts[3])]] and one_at_a_time.reused == 2
+    assert Tokens.asked == [texts[4]]
+    everything = TokenVectors(Tokens(), texts, cache)  # a run: one read of every chunk
+    everything.get([0]) and everything.get([5])
+    assert looked_up[2] == [text_hash(t) for t in texts] and len(looked_up) == 3 and everything.reused == 3
