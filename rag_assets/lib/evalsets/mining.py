@@ -31,6 +31,16 @@ being it its this that these those you your we our they their he she his her i m
 could will would should may might must so than too very just also into out up down over under about which
 what when where who how why all any each some such there here""".split())
 MIN_WORDS, MAX_WORDS, MIN_CONTENT_WORDS = 8, 40, 4
+# A sentence that leans on its context ("This means ...") or points elsewhere ("see the next section")
+# is a poor needle: its question cannot be asked without the page around it.
+LEANS_ON_CONTEXT = frozenset("this these that those it its they them such here there so also then thus "
+                             "hence however but and or now still instead otherwise likewise similarly".split())
+POINTS_ELSEWHERE = re.compile(r"\b(see|section|chapter|tutorial|below|above|following|next|previous|later|"
+                              r"earlier|example|examples|discussed|described|mentioned|covered|introduced)\b", re.I)
+NARRATES = re.compile(r"\b(we|we'll|let's|let us|you'll|you will|you're|you are|you can see|our|I)\b")
+STATES = re.compile(r"\b(is|are|returns?|raises?|means|contains?|uses?|creates?|stores?|takes?|evaluates?|"
+                    r"calls?|accepts?|requires?|allows?|provides?|defines?|consists?|refers?|causes?|"
+                    r"cannot|can't|must|never|always|only)\b")
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,19 @@ def _looks_like_prose(sentence: str) -> bool:
         return False
     capitalised = sum(word[0].isupper() for word in words)
     return capitalised <= 0.5 * len(words) and sentence[0].isupper()  # not a list of names
+
+
+def statement_score(sentence: str) -> int:
+    """How plainly ``sentence`` states a fact of its own (higher is better): it says what something is
+    or does, stands without the sentences around it, points nowhere else and does not narrate."""
+    sentence = sentence.replace("\u2019", "'")
+    words = sentence.split()
+    score = 2 * bool(STATES.search(sentence))
+    score -= 3 * (words[0].lower().strip(",").removesuffix("'s") in LEANS_ON_CONTEXT)
+    score -= 2 * bool(POINTS_ELSEWHERE.search(sentence))
+    score -= 2 * bool(NARRATES.search(sentence))
+    score -= 2 * sentence.endswith(("?", ":"))
+    return score
 
 
 def _sections_at(sections: Sequence[Mapping]) -> Callable[[int], str]:
@@ -118,7 +141,9 @@ def candidates(documents: Mapping[str, tuple[str, Sequence[Mapping]]], per_docum
         by_document.setdefault(candidate.doc_id, []).append(candidate)
     chosen: list[Candidate] = []
     for doc_id in sorted(by_document):  # within a document: one per section first, then the next round
-        own, seen_sections, picked = by_document[doc_id], set(), []
+        # the plainest statements first; in the document's order among equals
+        own = sorted(by_document[doc_id], key=lambda c: (-statement_score(c.text), c.start))
+        seen_sections, picked = set(), []
         for candidate in own:
             if candidate.section not in seen_sections and len(picked) < per_document:
                 picked.append(candidate)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rag_assets.lib.evalsets.mining import candidates, review, sentences_of, shared_run
+from rag_assets.lib.evalsets.mining import candidates, review, sentences_of, shared_run, statement_score
 
 TEXT = ("Kettles\n\nFill the kettle halfway with equal parts white vinegar and water, then boil it once.\n\n"
         "for x in range(3):\n    print(x)\n\nModel | Watts | Price\n\nAlice Bob Carol Dave Erin Frank Grace Heidi.\n\n"
@@ -60,3 +60,13 @@ def test_review_finds_what_the_evaluation_would_refuse_by_line_and_reports_draft
                                      "questions": {"doc": "Why rinse the kettle twice with fresh water before you make "
                                                           "any tea?", "ticket": "tea tastes of vinegar"}})], documents)
     assert copying.copied and "shares 12 consecutive words" in copying.copied[0]
+
+
+def test_a_section_offers_its_plainest_statement_not_its_first_sentence():
+    text = ("This chapter describes some things you have learned about already in more detail.\n\n"
+            "See the next section for the details of the kettle and its many parts.\n\n"
+            "A kettle with a limescale crust uses more electricity to boil the same water.")
+    sections = [{"path": "Kettles", "heading": "Kettles", "level": 1, "anchor": "k", "start": 0, "end": len(text)}]
+    mined = candidates({"k.html": (text, sections)}, per_document=2)
+    assert [c.text.split()[0] for c in mined.candidates] == ["A", "See"]  # the statement, then the lesser evil
+    assert statement_score("A kettle uses more electricity.") > statement_score("It’s what we use below.")
