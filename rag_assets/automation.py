@@ -15,10 +15,12 @@ Evaluated by the automation sensor (``rag_assets_automation``) under ``dagster d
   (``retrieval_runs`` by its embeddings and the weights, not by the chunks its embeddings are
   rebuilt from), and waits while a parent is being rebuilt: a run never reads a parent that is
   about to change. The evaluation set triggers only when its content changed (its data version).
-- ``retrieval_metrics`` follows ``retrieval_runs`` (every upstream change reaches it through them)
-  and waits only for what is running, not for partitions never materialised (a home that evaluates
-  two strategies of six still gets its metrics). When partitions finish on different ticks it may
-  evaluate in between; its stamp check then fails that run, and the last rebuild evaluates again.
+- ``retrieval_metrics`` follows ``retrieval_runs``, ``refusal_calibration`` and ``external_runs`` (every
+  upstream change reaches it through them). It never starts while a partition it reads is requested
+  (on the same tick) or in a run not yet finished, queued included, and a partition it reads that is
+  rebuilt after it started triggers it again; it does not wait for partitions never materialised (a
+  home that evaluates two strategies of six still gets its metrics). When partitions finish on
+  different ticks it may evaluate in between; the last rebuild evaluates again.
 """
 
 from dagster import AssetSelection, AutomationCondition
@@ -56,8 +58,15 @@ REBUILD_EMBEDDINGS = _rebuild_on(AutomationCondition.any_deps_updated(), "its ch
 REBUILD_RETRIEVAL = _rebuild_on(_updated("embeddings", "embedding_model") | _content_changed("eval_set"),
                                 "its index or weights, or the evaluation set's content, changed")
 REBUILD_REFUSAL = _rebuild_on(_updated("retrieval_runs"), "its retrieval rows changed")
+# A refusal cut whose retrieval rows changed after it was last built: its rebuild is pending (requested
+# on this tick, queued, running, or failed). Dagster's will_be_requested sees only parents that can run
+# in the same run, and the automation rebuilds the cut in a run of its own partition.
+CUT_PENDING = _updated("retrieval_runs").since(AutomationCondition.newly_updated()).with_label(
+    "its retrieval rows changed after it was last built")
 EVALUATE = (
-    (AutomationCondition.newly_missing() | _updated("retrieval_runs")).since_last_handled()
+    (AutomationCondition.newly_missing() | _updated("retrieval_runs", "refusal_calibration", "external_runs"))
+    .since_last_handled()
     & ~AutomationCondition.any_deps_in_progress()
+    & ~AutomationCondition.any_deps_match(CUT_PENDING).allow(AssetSelection.assets("refusal_calibration"))
     & ~AutomationCondition.in_progress()
-).with_label("after its retrieval partitions are rebuilt, over the materialised partitions")
+).with_label("after its retrieval partitions and their refusal cuts are rebuilt, none of its inputs being built")

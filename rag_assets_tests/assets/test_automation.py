@@ -64,7 +64,7 @@ def _requested(result) -> dict[str, set]:
     return {key.to_user_string(): {str(p) for p in result.get_requested_partitions(key)}
             for key in (AssetKey(name) for name in ("corpus_snapshot", "extracted_text", "eval_set", "chunks",
                                                      "chunk_quality", "embeddings", "retrieval_runs",
-                                                     "retrieval_metrics"))
+                                                     "refusal_calibration", "retrieval_metrics"))
             if result.get_num_requested(key)}
 
 
@@ -87,8 +87,9 @@ def test_a_weight_change_requests_that_model_only_and_a_new_model_its_partitions
     runner.observe_inputs(models)
     result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
     changed = {str(model_strategy_key("wordllama-copy", s)) for s in STRATEGIES}
-    # embeddings and retrieval of the changed model in one run per partition; the metrics wait for them
-    assert _requested(result) == {"embeddings": changed, "retrieval_runs": changed}
+    # embeddings, retrieval and the refusal cut of the changed model in one run per partition; the metrics
+    # wait for them
+    assert _requested(result) == {"embeddings": changed, "retrieval_runs": changed, "refusal_calibration": changed}
     result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
     assert _requested(result) == {}  # requested once, not again while nothing else changed
     runner.model_partitions("wordllama-copy", STRATEGIES)  # what the daemon's runs do
@@ -157,7 +158,7 @@ def test_a_corpus_change_rebuilds_extraction_then_everything_after_it(tmp_path, 
         runner.run("chunking", strategy)
     result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
     rebuilt = {str(model_strategy_key("wordllama", s)) for s in STRATEGIES}
-    assert _requested(result) == {"embeddings": rebuilt, "retrieval_runs": rebuilt}
+    assert _requested(result) == {"embeddings": rebuilt, "retrieval_runs": rebuilt, "refusal_calibration": rebuilt}
     runner.model_partitions("wordllama", STRATEGIES)
     result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
     assert _requested(result) == {"retrieval_metrics": {"None"}}
@@ -189,3 +190,38 @@ def test_an_observation_describes_each_models_weights_and_removes_a_partition_no
     assert observation.metadata["revision"].value == revision
     assert observation.metadata["package"].value == "wordllama" and observation.metadata["dimension"].value == 256
     assert observation.metadata["weights_mb"].value > 1
+
+
+def test_the_metrics_wait_for_the_refusal_cut_rebuilt_after_the_retrieval_and_run_again_after_it(
+        tmp_path, tiny_corpus, tiny_needles):
+    """The interleaving the UI showed: a partition's retrieval_runs materialised from the UI, then its
+    refusal_calibration rebuilt by the automation in a run of its own; the metrics read both, so they are
+    requested only once neither is requested or running, and again when the cut changes after them."""
+    settings = _settings(tmp_path, tiny_corpus, tiny_needles)
+    instance = DagsterInstance.ephemeral()
+    materialize_all(settings, instance, model_keys=["wordllama"], strategies=["boundaries"], progress=lambda _: None)
+    defs = build_definitions(settings)
+    runner = Runner(settings, instance, progress=lambda _: None)
+    result = evaluate_automation_conditions(defs, instance)
+    assert _requested(result) == {}
+    key = model_strategy_key("wordllama", "boundaries")
+
+    def materialise(*assets: str) -> None:  # what a launch from the UI's asset graph runs
+        job = defs.resolve_job_def("model_partition").get_subset(asset_selection={AssetKey(a) for a in assets})
+        assert job.execute_in_process(instance=instance, partition_key=key).success
+
+    materialise("retrieval_runs")
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert _requested(result) == {"refusal_calibration": {str(key)}}  # not the metrics beside it
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert _requested(result) == {}  # the cut is requested (its run not yet done): the metrics still wait
+    materialise("refusal_calibration")
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert _requested(result) == {"retrieval_metrics": {"None"}}
+    runner.run("evaluation_metrics")
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert _requested(result) == {}
+
+    materialise("refusal_calibration")  # a cut rebuilt after the metrics started: they run again
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert _requested(result) == {"retrieval_metrics": {"None"}}
