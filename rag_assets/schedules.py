@@ -22,7 +22,7 @@ from rag_assets.jobs import nightly_evaluation, observe_external, observe_inputs
 from rag_assets.lib.embed.models import registry
 from rag_assets.partitions import missing_model_partitions, model_partitions
 from rag_assets.settings import Settings
-from rag_assets.tags import TRIGGER_TAG
+from rag_assets.tags import AUTOMATION_SENSOR, NIGHTLY_SCHEDULE, TRIGGER_TAG
 
 input_observation = ScheduleDefinition(
     name="input_observation",
@@ -44,7 +44,7 @@ external_observation = ScheduleDefinition(
 
 def nightly_schedule(cron: str, timezone: str) -> ScheduleDefinition:
     return ScheduleDefinition(
-        name="nightly_evaluation",
+        name=NIGHTLY_SCHEDULE,
         job=nightly_evaluation,
         cron_schedule=cron,
         execution_timezone=timezone,
@@ -66,7 +66,7 @@ def automation_sensor(settings: Settings) -> AutomationConditionSensorDefinition
     """The automation sensor; ``schedule.automation=stopped`` ($RAG_ASSETS_AUTOMATION) starts the UI with it
     off (turn it on from the Automation page)."""
     return AutomationConditionSensorDefinition(
-        "rag_assets_automation", target=AssetSelection.all(),
+        AUTOMATION_SENSOR, target=AssetSelection.all(),
         default_status=DefaultSensorStatus.STOPPED if settings.schedule.automation == "stopped"
         else DefaultSensorStatus.RUNNING,
         minimum_interval_seconds=30, run_tags={TRIGGER_TAG: "automation"},

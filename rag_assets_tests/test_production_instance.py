@@ -67,7 +67,7 @@ def test_the_whole_graph_runs_on_a_postgres_instance_with_queued_runs(tmp_path, 
 
         monkeypatch.setenv("DAGSTER_PG_URL", pg_url)
         with DagsterInstance.from_config(str(home / "dagster")) as instance:
-            assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
+            assert type(instance.run_coordinator).__name__ == "RagRunCoordinator"
             concurrency = instance.get_concurrency_config()  # what the daemon's run queue reads
             assert concurrency.run_queue_config.max_concurrent_runs == 2
             assert concurrency.pool_config.default_pool_limit == 1  # one DuckDB writer

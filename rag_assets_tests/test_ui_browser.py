@@ -8,6 +8,7 @@ current ones come from `docs/screenshots.py`).
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -15,8 +16,10 @@ import time
 from pathlib import Path
 
 import pytest
+from dagster import DagsterInstance
 
 from rag_assets.definitions import ASSETS
+from rag_assets.tags import TRIGGER_TAG
 from rag_assets_tests.assets.test_automation import copy_wordllama, flip_a_weight
 from rag_assets_tests.servers import (
     DagsterDev,
@@ -35,6 +38,19 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"
 GROUPS = ["corpus", "evaluation", "chunks", "embeddings", "retrieval", "metrics"]
 STALE_QUERY = """query($key: AssetKeyInput!, $partitions: [String!]) {
   assetNodeOrError(assetKey: $key) { ... on AssetNode { staleStatusByPartition(partitions: $partitions) } } }"""
+
+
+RUNS_QUERY = """{ runsOrError(limit: 20) { ... on Runs { results { runId status tags { key value } } } } }"""
+RUN_QUERY = """query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }"""
+REPOSITORY = {"repositoryLocationName": "rag_assets", "repositoryName": "__repository__"}
+ADD_PARTITION = """mutation($repo: RepositorySelector!, $key: String!) { addDynamicPartition(
+  repositorySelector: $repo, partitionsDefName: "model", partitionKey: $key) { __typename } }"""
+LAUNCH_RUN = """mutation($params: ExecutionParams!) { launchRun(executionParams: $params) { __typename
+  ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }"""
+
+
+def run_status(url: str, run_id: str) -> str:
+    return graphql(url, RUN_QUERY, {"id": run_id})["runOrError"]["status"]
 
 
 def stale_by_partition(url: str, asset: str, partitions: list[str]) -> dict[str, str]:
@@ -148,6 +164,43 @@ def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(
                 time.sleep(2)
             page.screenshot(path=str(ARTEFACTS / "partitions-stale.png"), full_page=True)
             assert "Unsynced" in page.inner_text("body"), "the changed partition is not shown unsynced"
+
+            # the README: "select assets and Materialize; a partitioned asset asks which partitions"
+            open_page(page, server.url + "/assets/embeddings")
+            page.locator("button", has_text=re.compile("^Materialize")).first.click()  # "Materialize…"
+            dialog = wait_for(lambda: "Partition selection" in (text := page.inner_text("body")) and text, 30,
+                              "the partitions dialog")
+            asked = dialog[dialog.index("Launch runs to materialize embeddings"):]
+            assert "\nmodel\n" in asked and "\nstrategy\n" in asked, "the dialog does not ask for both dimensions"
+            page.screenshot(path=str(ARTEFACTS / "materialize-partitions.png"))
+            page.keyboard.press("Escape")
+
+            # an asset materialised from the UI: its run carries the trigger tag `ui` (the docs' claim)
+            open_page(page, server.url + "/assets/corpus_snapshot")
+            page.locator("button", has_text=re.compile("^Materialize$")).first.click()
+            run_id = wait_for(lambda: next((r["runId"] for r in graphql(server.url, RUNS_QUERY, {})[
+                "runsOrError"]["results"] if {"key": TRIGGER_TAG, "value": "ui"} in r["tags"]), None), 60,
+                "a run launched from the UI, tagged ui")
+            wait_for(lambda: run_status(server.url, run_id) in ("SUCCESS", "FAILURE"), 240, "the UI's run to end")
+            assert run_status(server.url, run_id) == "SUCCESS"
+            runs = open_page(page, server.url + "/runs?q%5B0%5D=tag%3Arag_assets%2Ftrigger%3Dui", "runs-by-trigger")
+            assert run_id[:8] in runs, "the runs list filtered by rag_assets/trigger=ui does not show the run"
             browser.close()
+
+        # a typo in the launch dialog's model dimension: "Add partition", then launch (what the UI sends)
+        graphql(server.url, ADD_PARTITION, {"repo": REPOSITORY, "key": "wordllamaboundaries"})
+        launched = graphql(server.url, LAUNCH_RUN, {"params": {
+            "selector": {**REPOSITORY, "jobName": "__ASSET_JOB", "assetSelection": [{"path": ["embeddings"]}]},
+            "executionMetadata": {"tags": [{"key": "dagster/partition", "value": "wordllamaboundaries|boundaries"},
+                                           {"key": "dagster/partition/model", "value": "wordllamaboundaries"},
+                                           {"key": "dagster/partition/strategy", "value": "boundaries"}]}}})
+        typo_run = launched["launchRun"]["run"]["runId"]
+        assert run_status(server.url, typo_run) == "FAILURE"
+        with DagsterInstance.from_config(str(tmp_path / "home" / "dagster")) as instance:
+            assert "wordllamaboundaries" not in instance.get_dynamic_partitions("model")
+            messages = [e.message for e in instance.all_logs(typo_run)]
+        assert any("'wordllamaboundaries' names no entry of the model registry" in m for m in messages), messages
+        assert not any(p.name.startswith("wordllamaboundaries") or "wordllamaboundaries" in str(p)
+                       for p in (tmp_path / "home").rglob("*") if "dagster" not in p.parts), "something was written"
     finally:
         server.stop()

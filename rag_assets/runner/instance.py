@@ -41,9 +41,11 @@ def instance_yaml(postgres: bool, max_runs: int = DEFAULT_MAX_RUNS, folder: Path
     """dagster.yaml for the embedded (SQLite) instance, or the PostgreSQL one with queued runs."""
     concurrency = f"""# Runs started by the UI, sensors, schedules and backfills wait in a queue; the daemon (`dagster dev`,
 # or `dagster-daemon run`) starts at most max_concurrent_runs of them at once ({MAX_RUNS_ENV_VAR}).
+# Dagster's QueuedRunCoordinator, which also tags each run with what started it and refuses a run for a
+# model partition that names no registry entry (rag_assets/runner/run_coordinator.py).
 run_coordinator:
-  module: dagster.core.run_coordinator
-  class: QueuedRunCoordinator
+  module: rag_assets.runner.run_coordinator
+  class: RagRunCoordinator
 concurrency:
   runs:
     max_concurrent_runs: {max_runs}
