@@ -104,3 +104,5 @@ def test_the_ui_started_in_the_background_stops_on_sigterm_with_its_children(tmp
             for pid in session_pids(process.pid):
                 os.kill(pid, signal.SIGKILL)
             log.close()
+        output = (tmp_path / f"ui-{stop.name}.log").read_text(errors="replace")
+        assert "SupersessionWarning" not in output and "dg dev" not in output, output[:2000]

@@ -101,6 +101,9 @@ def backfill_command(args: argparse.Namespace, home: Path) -> int:
     return report(home, CONFIGURATION, "table")
 
 
+SUPERSEDED_WARNING = "Function `dev_command` is superseded"
+
+
 def ui_command(args: argparse.Namespace, home: Path) -> int:
     """``dagster dev`` on the project's workspace, with the instance under the storage folder."""
     from rag_assets.runner.instance import ensure_dagster_home
@@ -108,7 +111,12 @@ def ui_command(args: argparse.Namespace, home: Path) -> int:
     use_dagster_home(ensure_dagster_home(home))
     pass_project_file_on()  # the code location and the daemon run from the package's folder
     workspace = PROJECT_ROOT / "workspace.yaml"
-    command = [sys.executable, "-m", "dagster", "dev", "-w", str(workspace), "-p", str(args.port), "-h", args.host]
+    # `dagster dev` warns that `dg dev` supersedes it. `dg dev` finds the project by its own layout and
+    # starts `dagster dev` through uv in the project's environment; rag-assets needs this workspace.yaml, the
+    # storage folder's instance and this interpreter, which is what it passes `dagster dev` itself. So the
+    # warning is silenced, by its text alone.
+    command = [sys.executable, "-W", f"ignore:{SUPERSEDED_WARNING}", "-m", "dagster", "dev", "-w", str(workspace),
+               "-p", str(args.port), "-h", args.host]
     os.chdir(PROJECT_ROOT)
     # a shell that starts a command in the background sets SIGINT to be ignored, and an ignored signal stays
     # ignored across exec; Dagster maps SIGTERM to its SIGINT handling, so `dagster dev` (and the servers it
