@@ -40,6 +40,7 @@ from rag_assets.schedules import (
     external_observation,
     input_observation,
     model_registry,
+    nightly_completion,
     nightly_schedule,
 )
 from rag_assets.settings import current
@@ -73,7 +74,7 @@ def build_definitions(settings: RagSettings | None = None, models: EmbeddingMode
         asset_checks=ASSET_CHECKS,
         jobs=JOBS,
         schedules=[input_observation, external_observation, nightly_schedule(settings.nightly_cron, settings.nightly_timezone)],
-        sensors=[model_registry, automation_sensor(configured)],
+        sensors=[model_registry, nightly_completion, automation_sensor(configured)],
         executor=executor_for(configured.scale_out),
         resources={
             "settings": settings,

@@ -1,7 +1,8 @@
 """The named jobs: one per partitioning, so the runs list tells what each run built.
 
 ``rag-assets`` runs them in data-flow order (``rag_assets/runner``); the schedules run
-``observe_inputs`` and ``nightly_evaluation``; the UI can launch any of them.
+``observe_inputs`` and ``nightly_observation``, the ``nightly_completion`` sensor the rebuilds and the
+evaluation that complete a night; the UI can launch any of them.
 """
 
 from dagster import define_asset_job
@@ -31,11 +32,12 @@ external_partition = define_asset_job("external_partition", selection=[external_
                                       description="One external retriever: every query asked of it, judged.")
 evaluation_metrics = define_asset_job("evaluation_metrics", selection=[retrieval_metrics],
                                       description="Append an evaluation run of every materialised partition to DuckDB.")
-nightly_evaluation = define_asset_job(
-    "nightly_evaluation", selection=[corpus_folder, embedding_model, retrieval_metrics],
+nightly_observation = define_asset_job(
+    "nightly_observation", selection=[corpus_folder, embedding_model],
     tags={TRIGGER_TAG: "nightly"},
-    description="Observe the corpus and the models, then append a fresh evaluation run over every partition; "
-    "what the observations found changed is rebuilt by the automation sensor.")
+    description="The night's observations of the corpus and the models (the external retrievers are observed every "
+    "15 minutes, a partitioning of their own); the "
+    "nightly_completion sensor then rebuilds what they made stale and appends the evaluation run (nightly.py).")
 
 JOBS = [observe_inputs, observe_external, evaluation_inputs, chunking, model_partition, external_partition, evaluation_metrics,
-        nightly_evaluation]
+        nightly_observation]

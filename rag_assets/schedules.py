@@ -1,8 +1,9 @@
 """What runs by itself under the daemon: the schedules and the sensors.
 
 - ``input_observation`` (every 15 minutes): hash the corpus folder and every model's weights.
-- ``nightly_evaluation`` (the ``schedule.cron`` setting, 02:00 UTC by default): observe, then append
-  an evaluation run of every partition to the history.
+- ``nightly_evaluation`` (the ``schedule.cron`` setting, 02:00 UTC by default): observe the inputs;
+  ``nightly_completion`` (every 30 s) then rebuilds what they made stale and appends an evaluation run
+  of every partition to the history (``nightly.py``).
 - ``external_observation`` (every 15 minutes): ask every external retriever its index version.
 - ``model_registry`` (every minute): a model partition for each new registry entry.
 - ``rag_assets_automation`` (every 30 s): rebuild what a change made stale (``automation.py``).
@@ -18,10 +19,20 @@ from dagster import (
     sensor,
 )
 
-from rag_assets.jobs import nightly_evaluation, observe_external, observe_inputs
+from rag_assets.jobs import (
+    chunking,
+    evaluation_inputs,
+    evaluation_metrics,
+    external_partition,
+    model_partition,
+    nightly_observation,
+    observe_external,
+    observe_inputs,
+)
+from rag_assets.nightly import complete_the_night
 from rag_assets.lib.embed.models import registry
 from rag_assets.partitions import missing_model_partitions, model_partitions
-from rag_assets.settings import Settings
+from rag_assets.settings import Settings, current
 from rag_assets.tags import AUTOMATION_SENSOR, NIGHTLY_SCHEDULE, TRIGGER_TAG
 
 input_observation = ScheduleDefinition(
@@ -45,14 +56,27 @@ external_observation = ScheduleDefinition(
 def nightly_schedule(cron: str, timezone: str) -> ScheduleDefinition:
     return ScheduleDefinition(
         name=NIGHTLY_SCHEDULE,
-        job=nightly_evaluation,
+        job=nightly_observation,
         cron_schedule=cron,
         execution_timezone=timezone,
         default_status=DefaultScheduleStatus.RUNNING,
         tags={TRIGGER_TAG: "nightly"},
-        description="Every night: observe the corpus and the models, and append an evaluation run to the history, "
-        "even when nothing changed (a flat line is evidence too).",
+        description="Every night: observe the corpus and the models; the nightly_completion "
+        "sensor then rebuilds what changed and appends an evaluation run to the history, even when nothing changed "
+        "(a flat line is evidence too).",
     )
+
+
+@sensor(minimum_interval_seconds=30, default_status=DefaultSensorStatus.RUNNING,
+        jobs=[evaluation_inputs, chunking, model_partition, external_partition, evaluation_metrics])
+def nightly_completion(context):
+    """Completes the night the nightly_evaluation schedule started: once its observation has ended and no run is in
+    progress, rebuilds what it found stale (after giving the automation its turn), then appends the evaluation
+    run (rag_assets/nightly.py)."""
+    result, cursor = complete_the_night(context.instance, context.repository_def.asset_graph, context.cursor,
+                                        automation_on=current().schedule.automation != "stopped")
+    context.update_cursor(cursor)
+    return result
 
 
 @sensor(minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING)

@@ -41,3 +41,4 @@ def trigger_of(tags: dict[str, str]) -> str | None:
     if _DAGSTER_SENSOR in tags:
         return "sensor"
     return "ui"
+NIGHTLY_TICK_TAG = "rag_assets/nightly"  # the scheduled time of the night a nightly run belongs to

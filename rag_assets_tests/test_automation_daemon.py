@@ -84,3 +84,48 @@ def test_the_daemon_rebuilds_a_changed_model_down_to_the_metrics(tmp_path):
     assert ("wordllama-copy", before) not in latest and any(m == "wordllama-copy" for m, _ in latest)
     # exactly that model's partitions were rebuilt
     assert {p: p.stat().st_mtime_ns for p in others} == others
+
+
+def _nightly_metrics_runs(home: Path) -> list:
+    with DagsterInstance.from_config(str(home / "dagster")) as instance:
+        return [run for run in instance.get_runs(filters=RunsFilter(job_name="evaluation_metrics",
+                                                                     tags={"rag_assets/trigger": "nightly"}))]
+
+
+def test_a_night_after_a_weight_change_rebuilds_it_and_evaluates_through_the_daemon(tmp_path):
+    """The nightly schedule every minute, the automation off: after a model's weights change, the night's
+    observation, then nightly_completion's rebuild of that model, then one evaluation that passes its checks
+    and holds the new revision. No run fails on the way."""
+    home = tmp_path / "home"
+    model = copy_wordllama(tmp_path / "wordllama-copy")
+    env = tiny_home_env(home, register_wordllama_copy(model, tmp_path / "models.json"))
+    command = [sys.executable, "-m", "rag_assets.cli"]
+    evaluate = subprocess.run([*command, "evaluate", "--models", "wordllama-copy", "--strategies", "boundaries"],
+                              env=env, capture_output=True, text=True, cwd=PROJECT)
+    assert evaluate.returncode == 0, evaluate.stdout[-3000:] + evaluate.stderr[-3000:]
+    [before] = _revisions(paths.duckdb_path(home))
+    flip_a_weight(model)
+    env.update(RAG_ASSETS_NIGHTLY_CRON="* * * * *", RAG_ASSETS_AUTOMATION="stopped")
+    server = DagsterDev(env, tmp_path / "dagster-dev.log")
+    try:
+        server.wait_until_up()
+        deadline = time.monotonic() + POLL_SECONDS
+        runs = []
+        while time.monotonic() < deadline and not any(run.status in FINISHED for run in runs):
+            time.sleep(5)
+            runs = _nightly_metrics_runs(home)
+    finally:
+        server.stop()
+    log = (tmp_path / "dagster-dev.log").read_text(errors="replace")
+    assert runs, f"no nightly evaluation within {POLL_SECONDS} s\n{log[-4000:]}"
+    first = runs[-1]  # newest first: the first night's
+    assert first.status == DagsterRunStatus.SUCCESS, f"the night's evaluation ended {first.status}\n{log[-4000:]}"
+    with DagsterInstance.from_config(str(home / "dagster")) as instance:
+        everything = instance.get_runs()
+        failed = [(run.job_name, run.run_id[:8]) for run in everything if run.status == DagsterRunStatus.FAILURE]
+        rebuilt = [run.tags.get("dagster/partition") for run in everything if run.job_name == "model_partition"
+                   and run.tags.get("rag_assets/trigger") == "nightly"]
+    assert not failed, failed
+    assert rebuilt == ["wordllama-copy|boundaries"]  # that model's partition, by the night, once
+    revisions = _revisions(paths.duckdb_path(home))
+    assert set(revisions) == {before, *revisions} and len(revisions) == 2  # the new revision evaluated beside the old

@@ -46,7 +46,8 @@ def test_checks_and_schedules():
         "phrasings_present", "out_of_domain_present", "vectors_are_unit_length", "retrieval_stamps_agree",
         "metrics_stamps_agree", "no_significant_regression"}
     assert defs.resolve_schedule_def("input_observation").job_name == "observe_inputs"
-    assert defs.resolve_schedule_def("nightly_evaluation").job_name == "nightly_evaluation"
+    assert defs.resolve_schedule_def("nightly_evaluation").job_name == "nightly_observation"
+    assert defs.resolve_sensor_def("nightly_completion") is not None
     assert defs.resolve_schedule_def("external_observation").job_name == "observe_external"
     assert defs.resolve_sensor_def("model_registry") is not None
     assert defs.resolve_sensor_def("rag_assets_automation") is not None

@@ -117,11 +117,9 @@ def test_the_nightly_schedule_requests_a_tagged_evaluation_at_its_time(tmp_path,
     defs = build_definitions(RagSettings(home=str(tmp_path / "home")))
     schedule = defs.resolve_schedule_def("nightly_evaluation")
     assert (schedule.cron_schedule, schedule.execution_timezone) == ("30 3 * * *", "Europe/Berlin")
-    assert schedule.job_name == "nightly_evaluation"
-    job = defs.resolve_job_def("nightly_evaluation")
-    selected = {key.to_user_string() for key in job.asset_layer.executable_asset_keys} | {
-        key.to_user_string() for key in job.asset_layer.asset_graph.observable_asset_keys}
-    assert {"corpus_folder", "embedding_model", "retrieval_metrics"} <= selected
+    assert schedule.job_name == "nightly_observation"  # nightly_completion evaluates once it is current
+    job = defs.resolve_job_def("nightly_observation")
+    assert {key.to_user_string() for key in job.asset_layer.selected_asset_keys} == {"corpus_folder", "embedding_model"}
     with DagsterInstance.ephemeral() as instance:
         context = build_schedule_context(instance=instance,
                                          scheduled_execution_time=datetime(2026, 12, 1, 2, 30, tzinfo=timezone.utc))
@@ -225,3 +223,64 @@ def test_the_metrics_wait_for_the_refusal_cut_rebuilt_after_the_retrieval_and_ru
     materialise("refusal_calibration")  # a cut rebuilt after the metrics started: they run again
     result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
     assert _requested(result) == {"retrieval_metrics": {"None"}}
+
+
+def test_a_night_after_a_weight_change_rebuilds_that_model_first_then_evaluates_once(
+        tmp_path, tiny_corpus, tiny_needles, copied_model, monkeypatch):
+    """The nightly run on the night a model's weights changed: the observation, then (the automation off)
+    the nightly_completion sensor rebuilds exactly that model's partitions, then appends one evaluation run,
+    which passes its stamp check."""
+    from dagster import build_sensor_context, partition_loading_context
+
+    from rag_assets import nightly
+    from rag_assets.lib.store import paths
+
+    settings = _settings(tmp_path, tiny_corpus, tiny_needles)
+    instance = DagsterInstance.ephemeral()
+    materialize_all(settings, instance, model_keys=["wordllama-copy", "wordllama"], strategies=STRATEGIES,
+                    progress=lambda _: None)
+    defs = build_definitions(settings)
+    sensor = defs.resolve_sensor_def("nightly_completion")
+    cursor = None
+
+    def tick():
+        nonlocal cursor
+        context = build_sensor_context(instance=instance, repository_def=defs.get_repository_def(), cursor=cursor)
+        with partition_loading_context(dynamic_partitions_store=instance):  # what the daemon provides
+            result = sensor.evaluate_tick(context)
+        cursor = result.cursor
+        return result
+
+    def run(request):
+        job = defs.resolve_job_def(request.job_name)
+        return job.execute_in_process(instance=instance, partition_key=request.partition_key, tags=request.tags)
+
+    def night(at: str):
+        observed = defs.resolve_job_def("nightly_observation").execute_in_process(
+            instance=instance, tags={"dagster/scheduled_execution_time": at, TRIGGER_TAG: "nightly"})
+        assert observed.success
+
+    flip_a_weight(copied_model)
+    night("2026-12-01T02:00:00+00:00")
+    assert "the automation may rebuild them first" in tick().skip_message  # its grace, right after the observation
+    monkeypatch.setattr(nightly, "AUTOMATION_GRACE_SECONDS", 0.0)
+    rebuilds = tick().run_requests
+    assert {(r.job_name, r.partition_key) for r in rebuilds} == {
+        ("model_partition", str(model_strategy_key("wordllama-copy", s))) for s in STRATEGIES}
+    assert all(r.tags[TRIGGER_TAG] == "nightly" for r in rebuilds)
+    assert all(run(request).success for request in rebuilds)
+    [evaluation] = tick().run_requests
+    assert evaluation.job_name == "evaluation_metrics" and evaluation.tags[TRIGGER_TAG] == "nightly"
+    result = run(evaluation)
+    assert result.success and all(c.passed for c in result.get_asset_check_evaluations())
+    assert "is evaluated" in tick().skip_message  # one evaluation run a night
+
+    import duckdb
+    with duckdb.connect(str(paths.duckdb_path(Path(settings.home))), read_only=True) as connection:
+        revisions = connection.sql("SELECT DISTINCT revision FROM latest_results WHERE model = 'wordllama-copy'").fetchall()
+    assert revisions == [(current_revision(ModelSpec("wordllama-copy", WORDLLAMA, "wordllama", dimension=256,
+                                                      window=None, folder=str(copied_model))),)]
+
+    night("2026-12-02T02:00:00+00:00")  # a night when nothing changed: evaluated at once, nothing rebuilt
+    [evaluation] = tick().run_requests
+    assert evaluation.job_name == "evaluation_metrics"

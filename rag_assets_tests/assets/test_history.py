@@ -22,12 +22,16 @@ def test_history_prints_one_line_per_run_and_the_metrics_carry_numbers_to_plot(
     materialize_all(settings, instance, models=models, model_keys=["all-MiniLM-L6-v2"],
                     strategies=["boundaries_header"], progress=lambda _: None)
     again = Runner(settings, instance, models, progress=lambda _: None).run("evaluation_metrics")
-    # the nightly job: observe both inputs, then append an evaluation run although nothing changed
-    nightly = build_definitions(settings, models).resolve_job_def("nightly_evaluation").execute_in_process(
+    # a night: observe both inputs, then (nightly_completion: nothing is stale) append an evaluation run
+    # although nothing changed
+    definitions = build_definitions(settings, models)
+    observed = definitions.resolve_job_def("nightly_observation").execute_in_process(
         instance=instance, tags={"rag_assets/trigger": "nightly"})
-    assert nightly.success
-    assert {e.asset_key.to_user_string() for e in nightly.get_asset_observation_events()} == {
+    assert observed.success
+    assert {e.asset_key.to_user_string() for e in observed.get_asset_observation_events()} == {
         "corpus_folder", "embedding_model"}
+    nightly = definitions.resolve_job_def("evaluation_metrics").execute_in_process(
+        instance=instance, tags={"rag_assets/trigger": "nightly"})
     assert [m.asset_key.to_user_string() for m in nightly.get_asset_materialization_events()] == ["retrieval_metrics"]
     metadata = again.asset_materializations_for_node("retrieval_metrics")[0].metadata
     assert metadata["default_configuration"].value == "all-MiniLM-L6-v2 x boundaries_header x dense"
