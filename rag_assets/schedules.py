@@ -29,8 +29,8 @@ from rag_assets.jobs import (
     observe_external,
     observe_inputs,
 )
-from rag_assets.nightly import complete_the_night
 from rag_assets.lib.embed.models import registry
+from rag_assets.nightly import complete_the_night
 from rag_assets.partitions import missing_model_partitions, model_partitions
 from rag_assets.settings import Settings, current
 from rag_assets.tags import AUTOMATION_SENSOR, NIGHTLY_SCHEDULE, TRIGGER_TAG
