@@ -26,12 +26,23 @@ PRIVATE_NAMES: dict[str, str] = {
     "LocalComputeLogManager": "dagster._core.storage.local_compute_log_manager",
     "CapturedLogContext": "dagster._core.storage.compute_log_manager",
     "redirect_to_file": "dagster._core.execution.compute_logs",
+    "DEFAULT_DAEMON_INTERVAL_SECONDS": "dagster._daemon.controller",
 }
 
 
 def private(name: str) -> Any:
     """A name of Dagster's private API, from the module ``PRIVATE_NAMES`` says it lives in."""
     return getattr(importlib.import_module(PRIVATE_NAMES[name]), name)
+
+
+def poll_backfills_every(seconds: int) -> None:
+    """Dagster's backfill daemon sleeps ``DEFAULT_DAEMON_INTERVAL_SECONDS`` (30 s, not configurable)
+    between its iterations, so a backfill launched from the UI waits up to 30 s before its first run
+    exists. The daemon reads the value when its loop starts, after the instance (and so its run
+    coordinator, which calls this) was loaded in the daemon process. The same constant is the asset
+    daemon's pre-sensor interval, which sensor-based automation does not use."""
+    setattr(importlib.import_module(PRIVATE_NAMES["DEFAULT_DAEMON_INTERVAL_SECONDS"]), "DEFAULT_DAEMON_INTERVAL_SECONDS",
+            seconds)
 
 
 def data_version_tag() -> str:

@@ -34,6 +34,7 @@ from rag_assets.lib.store.paths import (
 )
 from rag_assets.lib.store.schemas import check_schema, check_table
 from rag_assets.partitions import dimensions_of
+from rag_assets.tags import TRIGGER_TAG
 
 
 def standard_metadata(schema: pa.Schema, rows: int, uri: str) -> dict:
@@ -176,6 +177,15 @@ class EmbeddingModels(ConfigurableResource):
         description="Folder for ONNX graphs exported from sentence-transformers weights (faster on CPU); "
         "'' runs them with PyTorch.",
     )
+
+    def setup_for_execution(self, context) -> None:
+        """In a run the daemon started (any trigger but ``cli``), at most ``instance.run_threads`` threads:
+        such runs share the cores with each other."""
+        run = context.dagster_run
+        if run is not None and run.tags.get(TRIGGER_TAG, "ui") != "cli":
+            from rag_assets.lib.embed.threads import limit_threads
+
+            limit_threads(settings.current().instance.threads_per_run())
 
     def get(self, key: str) -> Embedder:
         models = registry()

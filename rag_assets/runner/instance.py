@@ -4,7 +4,8 @@ Embedded by default: SQLite under ``<home>/dagster``, nothing to run. With ``DAG
 (``postgresql+psycopg2://user:password@host:port/database``), a production instance instead: run,
 event-log and schedule storage in PostgreSQL (dagster-postgres). Either way runs started by the UI,
 sensors, schedules and backfills go through the queued run coordinator, which starts at most
-``RAG_ASSETS_MAX_RUNS`` runs at once (default 4), and the DuckDB writers' pool has one slot, so
+``RAG_ASSETS_MAX_RUNS`` runs at once (default: one per core, at most 4; each with its share of the
+cores, ``RAG_ASSETS_RUN_THREADS``), and the DuckDB writers' pool has one slot, so
 however many runs a backfill starts, one at a time writes ``metrics.duckdb``.
 
 The file is rewritten to match the environment only while it is the one rag_assets wrote (its first
@@ -46,6 +47,8 @@ def instance_yaml(postgres: bool, max_runs: int = DEFAULT_MAX_RUNS, folder: Path
 run_coordinator:
   module: rag_assets.runner.run_coordinator
   class: RagRunCoordinator
+  config:
+    dequeue_interval_seconds: 1
 concurrency:
   runs:
     max_concurrent_runs: {max_runs}

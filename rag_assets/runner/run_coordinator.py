@@ -9,6 +9,9 @@ when a run is submitted (from the UI, a schedule, a sensor or a backfill), befor
   registry entry becomes a partition without a reload); the partition is added before the launch, so
   the launch is where a typo is caught, before any step runs or anything is written.
 
+Loaded in the daemon process, it also makes Dagster's backfill daemon look for new backfills every
+``BACKFILL_POLL_SECONDS`` instead of every 30 s (``dagster_compat.poll_backfills_every``).
+
 ``dagster.yaml`` names this class (``runner/instance.py``); ``rag-assets`` runs execute in-process
 and are never queued.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 from dagster import DagsterRun, QueuedRunCoordinator, SubmitRunContext
 
+from rag_assets.dagster_compat import poll_backfills_every
 from rag_assets.lib.embed.models import registry
 from rag_assets.lib.embed.spec import ModelUnavailableError
 from rag_assets.partitions import MODEL, model_partitions
@@ -35,7 +39,14 @@ def unregistered_model(run: DagsterRun, registered: dict) -> str | None:
     return key if key is not None and key not in registered else None
 
 
+BACKFILL_POLL_SECONDS = 3  # Dagster's backfill daemon: 30 s
+
+
 class RagRunCoordinator(QueuedRunCoordinator):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        poll_backfills_every(BACKFILL_POLL_SECONDS)  # in the daemon process: a backfill's runs start within seconds
+
     def submit_run(self, context: SubmitRunContext) -> DagsterRun:
         run = context.dagster_run
         trigger = trigger_of(run.tags)

@@ -70,3 +70,11 @@ def test_a_typed_model_partition_fails_at_submission_and_is_removed(instance, tm
 ])
 def test_what_started_a_run_is_read_from_dagsters_tags(tags, trigger):
     assert trigger_of(tags) == trigger
+
+
+def test_the_daemon_looks_for_new_backfills_every_few_seconds(instance):
+    from rag_assets.dagster_compat import private
+    from rag_assets.runner.run_coordinator import BACKFILL_POLL_SECONDS
+
+    assert isinstance(instance.run_coordinator, RagRunCoordinator)  # what the daemon process loads
+    assert private("DEFAULT_DAEMON_INTERVAL_SECONDS") == BACKFILL_POLL_SECONDS < 30

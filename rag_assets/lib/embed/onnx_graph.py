@@ -69,9 +69,18 @@ def export_fused_graph(model, graph: Path) -> None:
     raw.unlink(missing_ok=True)
 
 
+_thread_limit: int | None = None  # set by limit_parallel_texts: the threads this process may use
+
+
+def limit_parallel_texts(threads: int | None) -> None:
+    """At most ``threads`` texts at once in this process (a run sharing the cores with others)."""
+    global _thread_limit
+    _thread_limit = threads
+
+
 def parallel_texts() -> int:
-    """How many texts run through a graph at once: one per core, at most 4."""
-    return max(1, min(os.cpu_count() or 1, 4))
+    """How many texts run through a graph at once: one per core, at most 4 (and at most the process's limit)."""
+    return max(1, min(os.cpu_count() or 1, 4, _thread_limit or 4))
 
 
 def open_session(graph: Path):
