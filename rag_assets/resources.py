@@ -181,7 +181,7 @@ class EmbeddingModels(ConfigurableResource):
     def setup_for_execution(self, context) -> None:
         """In a run the daemon started (any trigger but ``cli``), at most ``instance.run_threads`` threads:
         such runs share the cores with each other."""
-        run = context.dagster_run
+        run = context.run
         if run is not None and run.tags.get(TRIGGER_TAG, "ui") != "cli":
             from rag_assets.lib.embed.threads import limit_threads
 

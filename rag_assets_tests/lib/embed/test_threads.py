@@ -19,7 +19,7 @@ def _threads() -> tuple[int, int, set[int]]:
 
 def test_a_daemon_run_gets_its_share_of_the_cores_and_a_command_run_all_of_them(monkeypatch):
     before = _threads()
-    context = lambda trigger: SimpleNamespace(dagster_run=SimpleNamespace(tags={TRIGGER_TAG: trigger}))  # noqa: E731
+    context = lambda trigger: SimpleNamespace(run=SimpleNamespace(tags={TRIGGER_TAG: trigger}))  # noqa: E731
     try:
         monkeypatch.setenv("RAG_ASSETS_RUN_THREADS", "1")
         EmbeddingModels().setup_for_execution(context("cli"))
