@@ -59,15 +59,17 @@ def summary(figures: dict) -> str:
             return None
         failed = "".join(f" (`make {name}` exited {result['exit']})" for name, result in (("demo", demo), ("test", test))
                          if result["exit"])
-        return f"`make demo` took {demo['minutes']} minutes and `make test` {test['minutes']} minutes" + failed
+        demo_commit, test_commit = demo.get("commit", figures["commit"]), test.get("commit", figures["commit"])
+        demo_at = f" (commit `{demo_commit}`)" if demo_commit != test_commit else ""
+        return (f"`make demo` took {demo['minutes']} minutes{demo_at} and `make test` {test['minutes']} minutes "
+                f"({test['tests_passed']} tests, commit `{test_commit}`)" + failed)
 
     cold, warm = times("_cold"), times("")
     parts = [f"on a new machine (every package downloaded) {cold}" if cold else None,
              f"with pip's download cache warm, as for CI here, {warm}" if warm else None]
-    tests = (figures.get("make_test_cold") or figures.get("make_test") or {}).get("tests_passed")
     return (f"From a fresh clone on this machine class ({figures['machine']}), installs included: "
-            + "; ".join(part for part in parts if part) + f" ({tests} tests). Measured on {figures['measured']} at "
-            f"commit `{figures['commit']}` by `bench/setup_times.py`.")
+            + "; ".join(part for part in parts if part) + f". Measured on {figures['measured']} by "
+            "`bench/setup_times.py`.")
 
 
 def main(argv: list[str]) -> int:
