@@ -137,7 +137,7 @@ class Instance(_Group):
                               description="postgresql+psycopg2://user:password@host:port/database: run, event-log "
                               "and schedule storage in PostgreSQL (the postgres extra); '' for SQLite in the "
                               "storage folder.")
-    max_runs: int = Field(default_factory=lambda: default_max_runs(), ge=1,
+    max_runs: int = Field(default_factory=default_max_runs, ge=1,
                           description="Runs the daemon starts at once (the queued run coordinator); default: one per "
                           "core, at most 4.")
     run_threads: int = Field(0, ge=0, description="Threads each run the daemon starts may use (numpy and PyTorch, "

@@ -273,6 +273,23 @@ class DaskCluster:
         os.environ.update(self._environment)
 
 
+def wait_for_answer(server, url: str, seconds: float, what: str, log: Path) -> None:
+    """Until ``url`` answers a GET; RuntimeError when ``server.process`` exits first, TimeoutError (the
+    server stopped) after ``seconds``, a guard against a hang, not a speed limit."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"{what} exited with {server.process.returncode}; see {log}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                server.stop()
+                raise TimeoutError(f"{what} at {url} did not answer in {seconds} s; see {log}") from None
+            time.sleep(0.3)
+
+
 class S3Server:
     """A real S3 API server (moto's, ``python -m moto.server``) on 127.0.0.1:port, in its own process
     session, with one empty bucket; stopped by its PID (SIGTERM, then SIGKILL). It keeps objects in
@@ -284,18 +301,7 @@ class S3Server:
         self.log = log.open("wb")
         self.process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
                                         stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + seconds
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"moto.server exited with {self.process.returncode}; see {log}")
-            try:
-                with urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise TimeoutError(f"the S3 server at {self.endpoint} did not answer in {seconds} s; see {log}")
-                time.sleep(0.3)
+        wait_for_answer(self, f"{self.endpoint}/moto-api/", seconds, "the S3 server (moto.server)", log)
         self.client().create_bucket(Bucket=bucket)
         self.options = {"key": "test", "secret": "test",
                         "client_kwargs": {"endpoint_url": self.endpoint, "region_name": "us-east-1"}}
@@ -331,18 +337,7 @@ class RetrievalService:
             env={**os.environ, "SERVICE_TOKEN": token, "SERVICE_INDEX_VERSION": version,
                  **({"SERVICE_CORPUS": str(corpus)} if corpus else {})},
             cwd=str(FIXTURES.parents[1]), stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + seconds
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"uvicorn exited with {self.process.returncode}; see {log}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/version", timeout=2):
-                    return
-            except OSError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise TimeoutError(f"the retrieval service at {self.url} did not answer in {seconds} s; see {log}")
-                time.sleep(0.2)
+        wait_for_answer(self, f"{self.url}/version", seconds, "the retrieval service (uvicorn)", log)
 
     def stop(self, seconds: float = 10) -> None:
         stop_session(self.process, seconds)
@@ -364,18 +359,8 @@ class ChromaServer:
                                          "--port", str(self.port)],
                                         env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
                                         stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + seconds
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"chroma run exited with {self.process.returncode}; see {folder / 'chroma.log'}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/v2/heartbeat", timeout=2):
-                    return
-            except OSError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise TimeoutError(f"Chroma did not answer on port {self.port} in {seconds} s")
-                time.sleep(0.3)
+        wait_for_answer(self, f"http://127.0.0.1:{self.port}/api/v2/heartbeat", seconds, "the Chroma server",
+                        folder / "chroma.log")
 
     def stop(self, seconds: float = 10) -> None:
         stop_session(self.process, seconds)

@@ -30,13 +30,6 @@ from rag_assets.resources import EmbeddingModels, RagSettings
 from rag_assets.tags import DUCKDB_WRITE_POOL
 
 
-# the observed inputs are direct dependencies too: a changed corpus or model shows the metrics stale, and the
-# nightly run observes them before it evaluates
-def external_registered() -> list[str]:
-    """The keys of the external retrievers registered now (RAG_ASSETS_RETRIEVERS_FILE)."""
-    return list(external_registry())
-
-
 def stamp_rule(models: EmbeddingModels, corpus_snapshot: pa.Table):
     """What every configuration's stamps must agree with: the installed weights and this snapshot. The
     evaluation checks them before it writes anything, so a mixed build never becomes the latest result."""
@@ -44,6 +37,8 @@ def stamp_rule(models: EmbeddingModels, corpus_snapshot: pa.Table):
     return lambda stamps: stamp_problems(stamps, models.installed_revisions(stamps), expected=expected)
 
 
+# the observed inputs are direct dependencies too: a changed corpus or model shows the metrics stale, and the
+# nightly run observes them before it evaluates
 @asset(group_name="metrics", pool=DUCKDB_WRITE_POOL, automation_condition=EVALUATE, kinds={"python", "duckdb"},
        code_version=PIPELINE_VERSION,
        deps=["corpus_folder", "embedding_model", "retrieval_runs", "refusal_calibration", "embeddings", "chunk_quality",
@@ -58,7 +53,7 @@ def retrieval_metrics(
     new evaluation run (history is kept); writes the report (Markdown and PNG plots) beside the file.
     """
     evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id,
-                                   stamp_rule(models, corpus_snapshot), models.registered(), external_registered())
+                                   stamp_rule(models, corpus_snapshot), models.registered(), list(external_registry()))
     for warning in evaluation.warnings:
         context.log.warning(warning)
     report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,

@@ -61,10 +61,15 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
     print(answer.to_json() if args.format == "json" else answer.text(), flush=True)  # the answer first
     if cited is not None:
         print(f"\ncitations verified: {', '.join(f'[{n}]' for n in cited) or 'none'}", file=sys.stderr)
-    for warning in (asking.keep_token_vectors(ask_index), record_trace(home, answer, cited)):
+    warn(asking.keep_token_vectors(ask_index), record_trace(home, answer, cited))
+    return EXIT_REFUSED if answer.refused and args.strict else EXIT_OK
+
+
+def warn(*warnings: str | None) -> None:
+    """What could not be kept (token vectors, a trace), one line each; never a lost answer."""
+    for warning in warnings:
         if warning:
             print(f"rag-assets ask: warning: {warning}", file=sys.stderr)
-    return EXIT_REFUSED if answer.refused and args.strict else EXIT_OK
 
 
 def ask_each_line(ask_index, home: Path, retriever: str, cut: float, args: argparse.Namespace) -> int:
@@ -87,10 +92,6 @@ def ask_each_line(ask_index, home: Path, retriever: str, cut: float, args: argpa
         answer = asking.ask(ask_index, question, retriever, cut, args.k, args.budget)
         refused = refused or answer.refused
         print(answer.to_json() if args.format == "json" else answer.text() + "\n", flush=True)
-        warning = record_trace(home, answer)
-        if warning:
-            print(f"rag-assets ask: warning: {warning}", file=sys.stderr)
-    warning = asking.keep_token_vectors(ask_index)
-    if warning:
-        print(f"rag-assets ask: warning: {warning}", file=sys.stderr)
+        warn(record_trace(home, answer))
+    warn(asking.keep_token_vectors(ask_index))
     return EXIT_REFUSED if refused and args.strict else EXIT_OK

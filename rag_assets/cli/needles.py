@@ -13,25 +13,12 @@ from rag_assets.lib.store import paths
 
 
 def corpus_documents(corpus: Path, home: Path) -> dict[str, tuple[str, list[dict]]]:
-    """{doc id: (canonical text, sections)} of the corpus, extracted as the graph extracts it: the stored
-    ``extracted_text`` when it is of this very snapshot and extractor, else extracted now."""
-    from rag_assets.lib.ingest.corpus import scan_corpus, snapshot_id
-    from rag_assets.lib.ingest.documents import extract_entry
-    from rag_assets.lib.ingest.extraction import EXTRACTOR_VERSION
+    """The corpus's documents as the graph extracts them (``documents.corpus_documents``), reusing the home's
+    stored ``extracted_text`` when it is current."""
+    from rag_assets.lib.ingest.documents import corpus_documents as extracted
     from rag_assets.settings import current
 
-    corpus = corpus.resolve()
-    entries = scan_corpus(corpus, {})
-    stored = paths.partition_path(home, "extracted_text")
-    if stored.is_file():
-        import pyarrow.parquet as pq
-
-        rows = pq.ParquetFile(stored).read().to_pylist()
-        if rows and rows[0]["snapshot_id"] == snapshot_id(entries) and rows[0]["extractor_version"] == EXTRACTOR_VERSION:
-            return {r["doc_id"]: (r["text"], r["sections"]) for r in rows if r["status"] == "ok"}
-    limit = current().evaluation.max_document_bytes
-    return {row["doc_id"]: (row["text"], row["sections"]) for entry in entries
-            for row in extract_entry(corpus, entry.path, entry.format, entry.sha256, limit) if row["status"] == "ok"}
+    return extracted(corpus, paths.partition_path(home, "extracted_text"), current().evaluation.max_document_bytes)
 
 
 def suggest_command(args: argparse.Namespace, home: Path) -> int:

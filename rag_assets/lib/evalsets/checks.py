@@ -19,6 +19,18 @@ from rag_assets.lib.ingest.canonical import fold_whitespace
 from rag_assets.lib.ingest.documents import canonical_texts
 
 
+def occurrences(folded_needle: str, doc_id: str, folded_docs: Mapping[str, str]) -> tuple[int, int]:
+    """(how often a folded needle occurs in the folded corpus, how often in its own document): the rule is
+    once and once. Shared with the review of a needle file being written (``mining.review``)."""
+    return (sum(text.count(folded_needle) for text in folded_docs.values()),
+            folded_docs.get(doc_id, "").count(folded_needle))
+
+
+def in_a_heading(folded_needle: str, folded_headings: Iterable[str]) -> bool:
+    """Whether a folded needle is one of the folded headings of its document, or lies inside one."""
+    return bool(folded_needle) and any(folded_needle in heading for heading in folded_headings)
+
+
 def occurrence_problems(needles: Iterable[Needle], documents: Mapping[str, str]) -> list[str]:
     """Each needle must occur exactly once in the corpus (whitespace folded), in its own document."""
     folded_docs = {doc_id: fold_whitespace(text) for doc_id, text in documents.items()}
@@ -28,10 +40,10 @@ def occurrence_problems(needles: Iterable[Needle], documents: Mapping[str, str])
         if not folded:
             problems.append(f"{needle.id}: empty needle")
             continue
-        total = sum(text.count(folded) for text in folded_docs.values())
+        total, own = occurrences(folded, needle.doc_id, folded_docs)
         if total != 1:
             problems.append(f"{needle.id}: occurs {total} times in the corpus, must occur exactly once")
-        elif folded_docs.get(needle.doc_id, "").count(folded) != 1:
+        elif own != 1:
             problems.append(f"{needle.id}: not in its document {needle.doc_id!r}")
     return problems
 
@@ -39,11 +51,8 @@ def occurrence_problems(needles: Iterable[Needle], documents: Mapping[str, str])
 def heading_problems(needles: Iterable[Needle], headings: Mapping[str, Iterable[str]]) -> list[str]:
     """No needle may be a heading or lie inside one."""
     folded = {doc_id: [fold_whitespace(h) for h in texts] for doc_id, texts in headings.items()}
-    return [
-        f"{needle.id}: is (inside) a heading"
-        for needle in needles
-        if fold_whitespace(needle.needle) and any(fold_whitespace(needle.needle) in h for h in folded.get(needle.doc_id, ()))
-    ]
+    return [f"{needle.id}: is (inside) a heading" for needle in needles
+            if in_a_heading(fold_whitespace(needle.needle), folded.get(needle.doc_id, ()))]
 
 
 def duplicate_id_problems(ids: Iterable[str]) -> list[str]:

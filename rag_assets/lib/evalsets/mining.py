@@ -22,6 +22,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from rag_assets.lib.evalsets.checks import in_a_heading, occurrences
 from rag_assets.lib.ingest.canonical import fold_whitespace
 
 _SENTENCE = re.compile(r"[^.!?]+(?:[.!?](?=\s|$))")
@@ -198,12 +199,12 @@ def review(records: Sequence[tuple[str, dict]], documents: Mapping[str, tuple[st
         if key in seen_ids:
             result.problems.append(f"{where}: id {key!r} is used already at {seen_ids[key]}")
         seen_ids.setdefault(key, where)
-        count = sum(text.count(needle) for text in folded.values()) if needle else 0
+        count, own = occurrences(needle, doc_id, folded) if needle else (0, 0)
         if count != 1:
             result.problems.append(f"{where}: {key}: the needle occurs {count} times in the corpus, must occur once")
-        elif folded.get(doc_id, "").count(needle) != 1:
+        elif own != 1:
             result.problems.append(f"{where}: {key}: the needle is not in its document {doc_id!r}")
-        if needle and any(needle in heading for heading in headings.get(doc_id, ())):
+        if in_a_heading(needle, headings.get(doc_id, ())):
             result.problems.append(f"{where}: {key}: the needle is (inside) a heading")
         questions = record.get("questions") or {}
         empty = [p for p in phrasings if not str(questions.get(p) or "").strip()]

@@ -13,6 +13,7 @@ import duckdb
 import pyarrow as pa
 
 from rag_assets.lib.evaluate.paired_tests import sign_test, wilcoxon_test
+from rag_assets.lib.store.stamps import EXTERNAL_MODEL  # an external retriever's rows
 
 # what the report shows by default (with the default model): the strategy whose retrievers are
 # compared, and the retriever strategies are compared on
@@ -33,7 +34,6 @@ _COLUMN = {"mrr": "reciprocal_rank", **{f"success_at_{k}": f"hit_at_{k}" for k i
 
 
 EXTERNAL_MEASURES = ("success_at_4", "mrr")
-EXTERNAL_MODEL = "external"  # an external retriever's rows (rag_assets.lib.retrieve.external)
 
 
 def _values(connection, model, strategy, retriever, measure) -> dict[str, float]:

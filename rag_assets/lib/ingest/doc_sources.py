@@ -45,7 +45,7 @@ def tree_of(source: SourceFile) -> tuple[str, Path] | None:
     while True:
         if (folder / "conf.py").is_file():
             return SPHINX, folder
-        if (folder / "mkdocs.yml").is_file() or (folder / "mkdocs.yaml").is_file():
+        if mkdocs_file(folder) is not None:
             return MKDOCS, folder
         if folder == root or root not in folder.parents:
             return None
@@ -152,8 +152,13 @@ MKDOCS_BASE_EXTENSIONS = [
 _NOT_RENDERING = ("pymdownx.snippets",)  # include markers are resolved by resolve_includes, inside the snapshot
 
 
+def mkdocs_file(tree: Path) -> Path | None:
+    """The folder's ``mkdocs.yml`` (or ``mkdocs.yaml``), if it has one."""
+    return next((tree / name for name in ("mkdocs.yml", "mkdocs.yaml") if (tree / name).is_file()), None)
+
+
 def mkdocs_config(tree: Path) -> dict:
-    """The tree's mkdocs.yml, read without running anything (``!!python/...`` tags and ``!ENV`` read as
+    """The tree's mkdocs.yml (the tree has one: ``tree_of`` found it), read without running anything (``!!python/...`` tags and ``!ENV`` read as
     None)."""
     import yaml
 
@@ -161,7 +166,7 @@ def mkdocs_config(tree: Path) -> dict:
         pass
 
     Loader.add_multi_constructor("", lambda loader, suffix, node: None)
-    path = tree / "mkdocs.yml" if (tree / "mkdocs.yml").is_file() else tree / "mkdocs.yaml"
+    path = mkdocs_file(tree)
     try:
         config = yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)  # noqa: S506 - SafeLoader subclass
     except (OSError, yaml.YAMLError):
@@ -197,7 +202,7 @@ _trees: dict[tuple[str, int], tuple[dict, list[str], dict[str, dict]]] = {}
 
 def _mkdocs_tree(tree: Path) -> tuple[dict, list[str], dict[str, dict]]:
     """The tree's configuration and Markdown extensions, found once per process and mkdocs.yml state."""
-    path = tree / "mkdocs.yml" if (tree / "mkdocs.yml").is_file() else tree / "mkdocs.yaml"
+    path = mkdocs_file(tree)
     key = (str(path), path.stat().st_mtime_ns)
     if key not in _trees:
         config = mkdocs_config(tree)
@@ -205,13 +210,13 @@ def _mkdocs_tree(tree: Path) -> tuple[dict, list[str], dict[str, dict]]:
     return _trees[key]
 
 
-def render_mkdocs(text: str, source: SourceFile, tree: Path) -> tuple[str, int]:
-    """(an MkDocs page's HTML as its site renders the content, include markers dropped)."""
+def render_mkdocs(body: str, source: SourceFile, tree: Path) -> tuple[str, int]:
+    """(an MkDocs page's HTML as its site renders the content, include markers dropped); ``body`` is the
+    page after its front matter."""
     import markdown
 
     config, names, configs = _mkdocs_tree(tree)
     docs = tree / str(config.get("docs_dir") or "docs")
-    _, body = front_matter(text)
     body, dropped = resolve_includes(body, source, [docs, tree])
     try:
         return markdown.Markdown(extensions=names, extension_configs=configs).convert(body), dropped

@@ -103,6 +103,23 @@ def sections_from_rows(rows: list[dict]) -> list[Section]:
     ]
 
 
+def corpus_documents(corpus: Path, stored: Path, max_bytes: int) -> dict[str, tuple[str, list[dict]]]:
+    """{doc id: (canonical text, sections)} of the corpus, extracted as the graph extracts it: from
+    ``stored`` (an ``extracted_text`` partition) when it is of this very snapshot and extractor, else now."""
+    import pyarrow.parquet as pq
+
+    from rag_assets.lib.ingest.corpus import scan_corpus, snapshot_id
+
+    corpus = corpus.resolve()
+    entries = scan_corpus(corpus, {})
+    if stored.is_file():
+        rows = pq.ParquetFile(stored).read().to_pylist()
+        if rows and rows[0]["snapshot_id"] == snapshot_id(entries) and rows[0]["extractor_version"] == EXTRACTOR_VERSION:
+            return {r["doc_id"]: (r["text"], r["sections"]) for r in rows if r["status"] == "ok"}
+    return {row["doc_id"]: (row["text"], row["sections"]) for entry in entries
+            for row in extract_entry(corpus, entry.path, entry.format, entry.sha256, max_bytes) if row["status"] == "ok"}
+
+
 def corpus_refusal(root: Path, entries: list, max_bytes: int) -> str | None:
     """The refusal ``nothing_extracted`` would give this corpus, found before its snapshot is written, so
     that a refused corpus never replaces the last good snapshot. Documents are extracted in order until

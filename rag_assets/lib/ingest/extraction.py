@@ -212,13 +212,11 @@ def extract_markdown(data: bytes, fallback_title: str, source: SourceFile | None
     tree = tree_of(source) if source else None
     if tree and tree[0] == SPHINX:
         return _extract_sphinx_page(source, tree[1], fallback_title)
-    text = _decode(data)
+    meta, text = front_matter(_decode(data))
     if tree and tree[0] == MKDOCS:
-        meta, _ = front_matter(text)
         html, dropped = render_mkdocs(text, source, tree[1])
         extracted = _extract_markup(f"<html><body><main>{html}</main></body></html>", fallback_title)
         return replace(extracted, title=_meta_title(meta) or extracted.title, unknown_constructs=dropped)
-    meta, text = front_matter(text)
     dropped = 0
     if source is not None:
         if source.path.lower().endswith(".mdx"):
