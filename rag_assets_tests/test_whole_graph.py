@@ -84,6 +84,8 @@ def test_whole_graph_with_the_real_models(small_home):
     texts = _canonical_texts(settings)
     straddling = sorted(needle["id"] for needle in _needles() if _straddles(texts[needle["doc_id"]], needle["needle"]))
     assert costs["blind"]["destroyed_needles"] == straddling and straddling
+    # the overlap tail is embedded, never judged: blind_overlap's contents are blind's cuts, so it destroys the same
+    assert costs["blind_overlap"]["destroyed_needles"] == straddling
     assert all(costs[s]["answers_destroyed"] == 0 for s in STRATEGIES if s.startswith("boundaries"))
     # a whole page is longer than all-MiniLM-L6-v2's window of 256 word pieces; a 512-character chunk is not
     assert costs["document"]["truncated_chunks"] > 0 and costs["boundaries"]["truncated_chunks"] == 0
@@ -106,8 +108,8 @@ def test_whole_graph_with_the_real_models(small_home):
 
 
 # Judging done again here, from the needle's text and the page's canonical text only: a chunk answers a
-# needle query when the needle, whitespace folded, lies inside canonical[span_start:end]. Nothing of the
-# project's judging is used, so a fault there shows as a disagreement with ir_measures below.
+# needle query when the needle, whitespace folded, lies inside the chunk's own content (its header and
+# overlap tail never count). Nothing of the project's judging is used, so a fault there shows as a disagreement with ir_measures below.
 
 def _fold(text: str) -> str:
     return " ".join(text.split())
@@ -136,7 +138,6 @@ def test_judging_done_independently_agrees_with_our_measures_through_ir_measures
     from ir_measures import RR, P, Qrel, ScoredDoc, Success, nDCG
 
     settings, _ = small_home
-    texts = _canonical_texts(settings)
     needle_of = {f"{n['id']}:{phrasing}": n for n in _needles() for phrasing in n["questions"]}
     with duckdb.connect(str(settings.duckdb_path), read_only=True) as connection:
         rows = connection.sql("SELECT model, strategy, retriever, query_id, chunk_ids FROM latest_results "
@@ -146,11 +147,11 @@ def test_judging_done_independently_agrees_with_our_measures_through_ir_measures
     others: dict[tuple[str, str], int] = {}  # chunks of the needle's page that do not hold it
     for strategy in STRATEGIES:
         chunks = pq.read_table(paths.partition_path(Path(settings.home), "chunks", [("strategy", strategy)]),
-                               columns=["chunk_id", "doc_id", "span_start", "end"]).to_pylist()
+                               columns=["chunk_id", "doc_id", "content"]).to_pylist()
         for query, needle in needle_of.items():
             page = [c for c in chunks if c["doc_id"] == needle["doc_id"]]
             holders[(strategy, query)] = {c["chunk_id"] for c in page
-                                          if _fold(needle["needle"]) in _fold(texts[c["doc_id"]][c["span_start"]:c["end"]])}
+                                          if _fold(needle["needle"]) in _fold(c["content"])}
             others[(strategy, query)] = len(page) - len(holders[(strategy, query)])
     measures = [*(Success @ k for k in (1, 4, 8, 20)), *(P @ k for k in (1, 4, 8, 20)), RR, nDCG @ 10]
     for (model, strategy, retriever), expected in ours.items():

@@ -35,7 +35,7 @@ def chunk_quality(
     context: AssetExecutionContext, chunks: pa.Table, eval_set: pa.Table, extracted_text: pa.Table
 ) -> Output[pa.Table]:
     """Per strategy: chunk sizes, and the needles no chunk holds whole (answers destroyed)."""
-    columns = ["chunk_id", "doc_id", "span_start", "end", "content"]
+    columns = ["chunk_id", "doc_id", "start", "end", "content"]
     row = quality_row(context.partition_key, chunks.select(columns).to_pylist(), eval_set.to_pylist(),
                       extracted_text.to_pylist())
     table = table_from_rows(CHUNK_QUALITY, [row], "chunk_quality")

@@ -71,8 +71,6 @@ def _judgements() -> tuple[dict[str, set[str]], dict[str, list[tuple[str, str]]]
 
 def test_judging_done_independently_agrees_with_our_measures_through_ir_measures(beir_home):
     relevant, evidence = _judgements()
-    texts = {row["doc_id"]: row["text"] for row in pq.read_table(
-        paths.partition_path(beir_home, "extracted_text"), columns=["doc_id", "text"]).to_pylist()}
     with duckdb.connect(str(paths.duckdb_path(beir_home)), read_only=True) as connection:
         rows = connection.sql("SELECT strategy, retriever, query_id, phrasing, chunk_ids FROM latest_results"
                               ).to_arrow_table().to_pylist()
@@ -81,10 +79,10 @@ def test_judging_done_independently_agrees_with_our_measures_through_ir_measures
     checked = 0
     for strategy in STRATEGIES:
         chunks = pq.read_table(paths.partition_path(beir_home, "chunks", [("strategy", strategy)]),
-                               columns=["chunk_id", "doc_id", "span_start", "end"]).to_pylist()
+                               columns=["chunk_id", "doc_id", "content"]).to_pylist()
         page_of = {c["chunk_id"]: c["doc_id"] for c in chunks}
         holders = {query: {c["chunk_id"] for c in chunks for page, sentence in spans if c["doc_id"] == page
-                           and _fold(sentence) in _fold(texts[page][c["span_start"]:c["end"]])}
+                           and _fold(sentence) in _fold(c["content"])}
                    for query, spans in evidence.items()}
         assert all(holders.values())  # every evidence sentence lies whole in some chunk
         for retriever in ("dense", "ann", "bm25", "hybrid", "late_interaction"):

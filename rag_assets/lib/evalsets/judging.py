@@ -1,8 +1,10 @@
 """Judging: which chunks answer a query, and where they landed in a ranked list.
 
 Judgements are spans, never chunk ids: a chunk holds a needle when the needle lies whole, whitespace
-folded, inside the document text the chunk embeds, ``canonical[span_start:end]``; a header the
-chunker copied never counts. So one evaluation set serves every chunking strategy. The retrievers
+folded, inside the chunk's own ``content``, ``canonical[start:end]``, the words quoted back to a user;
+a header the chunker copied and an overlap tail carried from the chunk before (both embedded, in
+``text``) never count, and a needle that runs past a chunk's end is held by no chunk (an answer the
+strategy destroyed). So one evaluation set serves every chunking strategy. The retrievers
 (``rag_assets.lib.retrieve``) rank chunks; ``judge`` says which ranks hold an answer, by span for
 needle queries and by document for BEIR-style queries.
 """
@@ -46,9 +48,9 @@ def judge(
     return {"hit_rank": ranks[0] if ranks else None, "relevant_ranks": ranks, "relevant_total": total}
 
 
-def holds_needle(canonical: str, span_start: int, end: int, needle: str) -> bool:
-    """True when the document text a chunk embeds contains the whole needle, whitespace folded."""
-    return fold_whitespace(needle) in fold_whitespace(canonical[span_start:end])
+def holds_needle(canonical: str, start: int, end: int, needle: str) -> bool:
+    """True when a chunk's content, ``canonical[start:end]``, contains the whole needle, whitespace folded."""
+    return fold_whitespace(needle) in fold_whitespace(canonical[start:end])
 
 
 def chunks_by_document(chunks: Iterable[Mapping]) -> dict[str, list[Mapping]]:
@@ -61,16 +63,18 @@ def chunks_by_document(chunks: Iterable[Mapping]) -> dict[str, list[Mapping]]:
 def span_holders(
     spans: Iterable[tuple[str, str]], by_doc: Mapping[str, list[Mapping]], documents: Mapping[str, str]
 ) -> set[str]:
-    """Ids of the chunks whose document span holds whole at least one of the (doc_id, text) spans.
+    """Ids of the chunks whose content holds whole at least one of the (doc_id, text) spans.
 
-    Chunks are rows with ``chunk_id``, ``doc_id``, ``span_start`` and ``end``.
+    Chunks are rows with ``chunk_id``, ``doc_id``, ``start`` and ``end`` (the content's offsets).
     """
     holders = set()
     for doc_id, text in spans:
-        canonical = documents.get(doc_id, "")
+        canonical = documents.get(doc_id)
+        if canonical is None:  # a page whose text was not extracted (failed) holds nothing
+            continue
         holders.update(
             chunk["chunk_id"] for chunk in by_doc.get(doc_id, ())
-            if holds_needle(canonical, chunk["span_start"], chunk["end"], text)
+            if holds_needle(canonical, chunk["start"], chunk["end"], text)
         )
     return holders
 
@@ -78,6 +82,6 @@ def span_holders(
 def needle_holders(
     needles: Iterable[Needle], chunks: Iterable[Mapping], documents: Mapping[str, str]
 ) -> dict[str, set[str]]:
-    """For each needle id, the ids of the chunks whose document span holds it whole."""
+    """For each needle id, the ids of the chunks whose content holds it whole."""
     by_doc = chunks_by_document(chunks)
     return {needle.id: span_holders([(needle.doc_id, needle.needle)], by_doc, documents) for needle in needles}

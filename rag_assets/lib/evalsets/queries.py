@@ -2,8 +2,8 @@
 
 A needle is a short verbatim sentence of the corpus that occurs exactly once (whitespace folded)
 and is never a heading. Judgements are spans, never chunk ids: a retrieved chunk is correct when
-the needle lies whole inside the document text it embeds, ``canonical[span_start:end]`` (whitespace
-folded); a header the chunker copied never counts. One evaluation set thus serves every
+the needle lies whole inside its own ``content``, ``canonical[start:end]`` (whitespace folded);
+a header the chunker copied or an overlap tail never counts. One evaluation set thus serves every
 chunking strategy.
 
 Needle file format: JSON Lines, one object per needle::

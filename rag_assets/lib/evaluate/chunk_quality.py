@@ -3,8 +3,9 @@
 - Sizes are characters of ``content`` (the chunk's own words; ``ingest.chunking.character_stats``).
   The tokens a strategy spends on headers and the chunks a model's window truncates are counted per
   model with the embeddings (``embed.partition``).
-- An answer is destroyed when no chunk of the strategy holds the needle whole in its document
-  span: no retriever can find it, whatever its ranking.
+- An answer is destroyed when no chunk of the strategy holds the needle whole in its content
+  (``evalsets.judging``; an overlap tail does not rescue it): no retriever can find it, whatever its
+  ranking.
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ exactly ``canonical[start:end]``. ``text`` is what gets embedded: the header (E,
 document text from ``span_start`` to ``end``, i.e. the overlap tail, the separator that follows it in
 the document, and the content. ``span_start`` is ``max(prev.start, prev.end - overlap)`` for a chunk
 with an overlap (exactly the last ``overlap`` characters of the previous chunk's content), else
-``start``. A needle counts as retrieved when it lies whole in ``canonical[span_start:end]``: the
-header never counts.
+``start``. A needle counts as retrieved when it lies whole in the chunk's ``content``
+(``evalsets.judging``): neither the header nor the overlap tail ever counts.
 
 Offsets are found in the document (regular-expression matches over the canonical text), never
 accumulated from lengths, so a chunk can always be sliced back out of its document.

@@ -61,7 +61,7 @@ def retrieve_and_judge(
     check_index(embeddings, chunks, embedder, partition)
     queries = queries_from_rows(eval_set.to_pylist())
     documents = canonical_texts(extracted_text.to_pylist())
-    chunk_rows = chunks.select(["chunk_id", "doc_id", "span_start", "end"]).to_pylist()
+    chunk_rows = chunks.select(["chunk_id", "doc_id", "start", "end"]).to_pylist()
     by_doc = chunks_by_document(chunk_rows)
     chunk_doc = {row["chunk_id"]: row["doc_id"] for row in chunk_rows}
     holders = {q.query_id: span_holders(q.spans, by_doc, documents) for q in queries if q.query_kind == NEEDLE}

@@ -30,10 +30,61 @@ def test_span_holders_at_the_edges_of_what_they_are_given():
     from rag_assets.lib.evalsets.judging import chunks_by_document, span_holders
 
     text = "The needle sentence. Then the rest of the page."
-    chunks = [{"chunk_id": "late", "doc_id": "d", "span_start": 21, "end": len(text)},
-              {"chunk_id": "whole", "doc_id": "d", "span_start": 0, "end": len(text)}]
+    chunks = [{"chunk_id": "late", "doc_id": "d", "start": 21, "end": len(text)},
+              {"chunk_id": "whole", "doc_id": "d", "start": 0, "end": len(text)}]
     by_doc = chunks_by_document(chunks)
     assert span_holders([("d", "The needle sentence.")], by_doc, {"d": text}) == {"whole"}  # from span_start only
     assert span_holders([("gone", "The needle sentence.")], by_doc, {"d": text}) == set()  # a page with no chunks
     # a page whose text was not extracted (failed) holds nothing, even with chunk rows left for it
     assert span_holders([("d", "The needle sentence.")], by_doc, {}) == set()
+
+
+# A page as the extractor leaves it: a heading line, then two paragraphs of its section's body.
+PAGE = "Kettle care\n\nDescale the kettle every month. Vinegar works well.\n\nRinse it twice before use."
+BODY_START = PAGE.index("Descale")
+
+
+def _chunks(strategy):
+    from rag_assets.lib.ingest.canonical import Section
+    from rag_assets.lib.ingest.chunking import chunk_document
+
+    section = Section("Kettles > Kettle care", "Kettle care", 1, "care", BODY_START, len(PAGE))
+    return [chunk.to_row() for chunk in chunk_document("k", "Kettles", PAGE, [section], strategy)]
+
+
+def test_only_a_chunks_own_content_holds_a_needle_never_its_header_or_overlap_tail():
+    from rag_assets.lib.evalsets.judging import chunks_by_document, span_holders
+    from rag_assets.lib.ingest.chunking import Strategy
+
+    # paragraph 1 in one chunk, paragraph 2 in the next, which embeds the last 40 characters of the first
+    rows = _chunks(Strategy("f", target=60, overlap=40, boundaries=True, header=True))
+    first, second = rows
+    assert first["content"] == "Descale the kettle every month. Vinegar works well."
+    assert second["content"] == "Rinse it twice before use."
+    assert "Vinegar works well." in second["text"] and "Kettle care" in second["text"]  # tail and header embedded
+    by_doc = chunks_by_document(rows)
+    # a needle in the first chunk's content, carried whole in the second's overlap tail: the first holds it alone
+    assert span_holders([("k", "Vinegar works well.")], by_doc, {"k": PAGE}) == {first["chunk_id"]}
+    # the heading is copied into every chunk's header and is no chunk's content: nobody holds it
+    assert span_holders([("k", "Kettle care")], by_doc, {"k": PAGE}) == set()
+    assert span_holders([("k", "Rinse it twice before use.")], by_doc, {"k": PAGE}) == {second["chunk_id"]}
+
+
+def test_a_needle_that_runs_past_a_chunks_end_is_held_by_no_chunk():
+    from rag_assets.lib.evalsets.judging import chunks_by_document, needle_holders, span_holders
+    from rag_assets.lib.evalsets.queries import Needle
+    from rag_assets.lib.evaluate.chunk_quality import answers_destroyed
+
+    text = "Alpha beta gamma. Delta epsilon zeta."
+    cut = text.index("Delta")
+    rows = [{"chunk_id": "one", "doc_id": "d", "start": 0, "end": cut, "span_start": 0},
+            {"chunk_id": "two", "doc_id": "d", "start": cut, "end": len(text), "span_start": cut - 6}]
+    by_doc = chunks_by_document(rows)
+    # the needle starts exactly at the first chunk's end: only the second holds it
+    assert span_holders([("d", "Delta epsilon zeta.")], by_doc, {"d": text}) == {"two"}
+    # one that starts before the cut and ends after it is cut in two: no chunk holds it whole (the second's
+    # overlap tail, from span_start, would reach back over the cut, and does not count)
+    assert span_holders([("d", "gamma. Delta")], by_doc, {"d": text}) == set()
+    holders = needle_holders([Needle("cut", "d", "gamma. Delta", {}), Needle("whole", "d", "Alpha beta", {})],
+                             rows, {"d": text})
+    assert holders == {"cut": set(), "whole": {"one"}} and answers_destroyed(holders) == ["cut"]

@@ -95,9 +95,9 @@ def test_a_copied_header_never_counts():
 
 
 def test_needle_holders_use_document_spans():
-    chunks = [{"chunk_id": "c1", "doc_id": "a.html", "span_start": 0, "end": 30},
-              {"chunk_id": "c2", "doc_id": "a.html", "span_start": 30, "end": len(DOCS["a.html"])},
-              {"chunk_id": "c3", "doc_id": "a.html", "span_start": 0, "end": len(DOCS["a.html"])}]
+    chunks = [{"chunk_id": "c1", "doc_id": "a.html", "start": 0, "end": 30},
+              {"chunk_id": "c2", "doc_id": "a.html", "start": 30, "end": len(DOCS["a.html"])},
+              {"chunk_id": "c3", "doc_id": "a.html", "start": 0, "end": len(DOCS["a.html"])}]
     holders = needle_holders([Needle("n", "a.html", "The dog barked loudly.", {})], chunks, DOCS)
     assert holders == {"n": {"c2", "c3"}}
 
