@@ -63,3 +63,25 @@ def test_the_stored_table_and_its_markdown_name_the_strategies(connection):
     markdown = format_comparisons(stored)
     assert "| m | E vs A | boundaries_header vs blind | success_at_8 | 10 | 0.700 | 0.300 | +5/-1, p = 0.22 |" \
         in markdown
+
+
+def test_an_external_retriever_is_paired_against_the_best_built_in_configuration():
+    from rag_assets.lib.evaluate.comparisons import best_built_in
+    from rag_assets.lib.store.stamps import EXTERNAL_MODEL
+
+    # over the same ten queries: the built-in boundaries_header x dense has MRR 0.55, blind x dense 0.1, and the
+    # team's retriever "prod" finds every query at rank 2 (MRR 0.5)
+    rows = _rows("boundaries_header", "dense", [1] * 5 + [10] * 5) + _rows("blind", "dense", [None] * 9 + [1])
+    rows += [row | {"model": EXTERNAL_MODEL} for row in _rows("prod", "prod", [2] * 10)]
+    with duckdb.connect() as connection:
+        write_results(connection, pa.Table.from_pylist(rows, schema=SCHEMA))
+        assert best_built_in(connection) == ("m", "boundaries_header", "dense")
+        external = [r for r in compute_comparisons(connection).to_pylist() if r["model"] == EXTERNAL_MODEL]
+    assert {r["comparison"] for r in external} == {"prod vs best built-in (m x boundaries_header x dense)"}
+    mrr = _found(pa.Table.from_pylist(external), "prod vs best built-in (m x boundaries_header x dense)", "mrr")
+    assert (mrr["a_strategy"], mrr["b_strategy"], mrr["b_retriever"], mrr["queries"]) == (
+        "prod", "boundaries_header", "dense", 10)
+    assert (mrr["a_value"], mrr["b_value"]) == pytest.approx((0.5, 0.55))  # the best's own MRR, not the worst's 0.1
+    success = _found(pa.Table.from_pylist(external), "prod vs best built-in (m x boundaries_header x dense)",
+                     "success_at_4")
+    assert (success["a_value"], success["b_value"], success["wins"], success["losses"]) == (1.0, 0.5, 5, 0)
