@@ -180,3 +180,44 @@ def test_a_token_cache_read_one_question_at_a_time_looks_up_only_what_it_is_aske
     everything = TokenVectors(Tokens(), texts, cache)  # a run: one read of every chunk
     everything.get([0]) and everything.get([5])
     assert looked_up[2] == [text_hash(t) for t in texts] and len(looked_up) == 3 and everything.reused == 3
+
+
+def test_a_shard_merged_away_on_one_machine_is_dropped_from_the_other_machines_copy(tmp_path, monkeypatch):
+    """A local folder stands for the bucket, two storage folders for two machines sharing it."""
+    from rag_assets.lib.store import object_store as store_module
+    from rag_assets.lib.store.object_store import ObjectStore
+
+    monkeypatch.setattr(store_module, "_filesystems", {})  # no client of this bucket outlives the test
+    monkeypatch.setattr(embedding_cache, "COMPACT_AFTER", 2)
+    bucket = tmp_path / "bucket"
+    bucket.mkdir()
+
+    def machine(name):
+        home = tmp_path / name
+        store = ObjectStore(f"file://{bucket}", home, {"auto_mkdir": True})
+        return home / "embedding_cache" / "rev1", EmbeddingCache(home / "embedding_cache" / "rev1", 2, store)
+
+    def in_bucket():
+        return sorted(path.name for path in (bucket / "embedding_cache" / "rev1").glob("*.parquet"))
+
+    def held(folder):
+        return sorted(path.name for path in folder.glob("*.parquet"))
+
+    (first, first_cache), (second, second_cache) = machine("machine-1"), machine("machine-2")
+    embed_with_cache(["alpha"], CountingEmbedder(), first_cache)
+    embed = CountingEmbedder()
+    embed_with_cache(["alpha"], embed, second_cache)  # the second machine downloads the first one's shard
+    copied = held(second)
+    assert embed.seen == [] and copied == in_bucket() and len(copied) == 1
+
+    embed_with_cache(["beta"], CountingEmbedder(), first_cache)
+    embed_with_cache(["gamma!"], CountingEmbedder(), first_cache)  # 3 shards of tier 0 > 2: merged into one
+    merged = in_bucket()
+    assert len(merged) == 1 and embedding_cache.tier_of(bucket / merged[0]) == 1 and held(first) == merged
+
+    vectors, embedded, reused = embed_with_cache(["alpha", "beta", "gamma!"], embed, second_cache)
+    assert (embedded, reused) == (0, 3) and embed.seen == []
+    np.testing.assert_array_equal(vectors[:, 0], [5, 4, 6])
+    # the merged-away shard is gone from the second machine too, ETag and all, and not uploaded again
+    assert held(second) == merged == in_bucket()
+    assert not (second / f".{copied[0]}.etag").exists()

@@ -75,3 +75,32 @@ def test_the_streamed_file_equals_the_in_memory_table_and_reuses_the_cache(tmp_p
     assert first.column("model")[0].as_py() == embedder.key and first.column("strategy")[0].as_py() == "blind"
     empty, figures_empty = embed_chunks(chunks.slice(0, 0), embedder, "blind", tmp_path)
     assert empty.num_rows == 0 and empty.schema == first.schema and figures_empty["chunks"] == 0
+
+
+class Reweighted(HashingEmbedder):
+    """The fake model at weights revision ``r<n>``: the same words, vectors rolled by n buckets, so each
+    revision's vectors differ. Records the texts it embeds."""
+
+    def __init__(self, revision: str) -> None:
+        super().__init__(dimension=DIMENSION)
+        self.revision, self.embedded = revision, []
+
+    def embed(self, texts):
+        self.embedded += list(texts)
+        return np.roll(super().embed(texts), int(self.revision[1:]), axis=1)
+
+
+def test_new_weights_embed_every_text_again_and_the_old_revision_keeps_its_vectors(tmp_path):
+    chunks = _chunks(40)
+    texts = chunks.column("text").to_pylist()
+    r1, r2 = Reweighted("r1"), Reweighted("r2")
+    expected = {revision: Reweighted(revision).embed(texts) for revision in ("r1", "r2")}
+    embed_chunks(chunks, r1, "blind", tmp_path)
+    table, figures = embed_chunks(chunks, r2, "blind", tmp_path)
+    assert r2.embedded == texts and (figures["texts_embedded"], figures["texts_reused"]) == (40, 0)
+    np.testing.assert_array_equal(vectors_of(table, DIMENSION), expected["r2"])
+    assert table.column("revision").unique().to_pylist() == ["r2"]
+    # r1's cache is still its own: embedding with r1 again reuses r1's vectors
+    again, figures = embed_chunks(chunks, Reweighted("r1"), "blind", tmp_path)
+    assert figures["texts_embedded"] == 0
+    np.testing.assert_array_equal(vectors_of(again, DIMENSION), expected["r1"])
