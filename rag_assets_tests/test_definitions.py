@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from dagster import AssetKey, Definitions
 
 from rag_assets.definitions import defs as load_definitions
@@ -11,7 +13,27 @@ EXPECTED = {
 
 
 def test_definitions_load():
-    Definitions.validate_loadable(defs)
+    """The code location workspace.yaml names loads, with every asset, check, job, schedule, sensor and resource."""
+    import importlib
+
+    import yaml
+
+    [entry] = yaml.safe_load((Path(__file__).parents[1] / "workspace.yaml").read_text())["load_from"]
+    module = importlib.import_module(entry["python_module"]["module_name"])
+    loaded = module.defs()
+    Definitions.validate_loadable(loaded)  # raises when Dagster could not load the location
+    repository = loaded.get_repository_def()
+    assert {key.to_user_string() for key in repository.asset_graph.get_all_asset_keys()} == EXPECTED
+    assert {check.name for check in repository.asset_graph.asset_check_keys} == {
+        spec.name for checks in module.ASSET_CHECKS for spec in checks.check_specs}
+    assert len(repository.asset_graph.asset_check_keys) >= 11
+    assert {job.name for job in repository.get_all_jobs()} - {"__ASSET_JOB"} == {
+        "chunking", "evaluation_inputs", "evaluation_metrics", "external_partition", "model_partition",
+        "nightly_observation", "observe_external", "observe_inputs"}
+    assert {s.name for s in repository.schedule_defs} == {"external_observation", "input_observation",
+                                                          "nightly_evaluation"}
+    assert {s.name for s in repository.sensor_defs} == {"model_registry", "nightly_completion", "rag_assets_automation"}
+    assert set(loaded.resources) == {"io_manager", "models", "settings"}
 
 
 def test_asset_keys_and_lineage():

@@ -199,9 +199,15 @@ def answerable(sweep_rows: Sequence[dict]) -> int:
     return max((row["answered_with_needle"] for row in sweep_rows), default=0)
 
 
+def needed(min_answered: float, answerable_queries: int) -> int:
+    """The fewest queries answered with their needle that make ``min_answered`` of the answerable ones: a
+    count, rounded up (the 1e-9 absorbs the float product's error: 0.9 x 10 is 9, not 10)."""
+    return math.ceil(min_answered * answerable_queries - 1e-9)
+
+
 def reaches(row: dict, min_answered: float, answerable_queries: int) -> bool:
     """At least ``min_answered`` of the answerable queries answered with their needle (never with none)."""
-    return answerable_queries > 0 and row["answered_with_needle"] >= min_answered * answerable_queries - 1e-9
+    return answerable_queries > 0 and row["answered_with_needle"] >= needed(min_answered, answerable_queries)
 
 
 def with_intervals(row: dict) -> dict:
@@ -218,6 +224,8 @@ def suggest_cut(sweep_rows: Sequence[dict], min_answered: float = MIN_ANSWERED) 
     ``rule`` and ``with_intervals``."""
     if not sweep_rows:
         raise ValueError("no sweep rows to suggest a cut from")
+    if not 0 < min_answered <= 1:  # above 1 no cut could reach the share, and the fallback would decide alone
+        raise ValueError(f"min_answered is a share of the answerable queries, in (0, 1]: not {min_answered}")
     reaching = [row for row in sweep_rows if reaches(row, min_answered, answerable(sweep_rows))]
     if reaching:
         chosen = min(reaching, key=lambda row: (row["bluffs"], row["cut"]))

@@ -157,12 +157,9 @@ def test_auroc_is_the_mann_whitney_auc_with_ties_as_half():
     # 0.70 beats 5 and ties 1 (5.5): 19.5 / 30
     assert value == pytest.approx(19.5 / 30)
     assert value == pytest.approx(brute_force_auroc(inside, outside))
-    try:
-        from sklearn.metrics import roc_auc_score
-    except ImportError:
-        roc_auc_score = None
-    if roc_auc_score is not None:
-        assert value == pytest.approx(roc_auc_score([0] * len(inside) + [1] * len(outside), inside + outside))
+    from sklearn.metrics import roc_auc_score  # the test extra's: absent, this test fails rather than skip the check
+
+    assert value == pytest.approx(roc_auc_score([0] * len(inside) + [1] * len(outside), inside + outside))
     assert 0.0 <= low < value < high <= 1.0
     assert auroc(inside, outside) == (value, low, high)  # seeded: reproducible
 
@@ -306,6 +303,21 @@ def test_answerable_and_reaching_at_their_edges():
     assert answerable([{"answered_with_needle": 0}, {"answered_with_needle": 3}]) == 3
     assert reaches({"answered_with_needle": 1}, 0.9, 1) is True  # one answerable query, answered
     assert reaches({"answered_with_needle": 0}, 0.9, 0) is False  # nothing answerable: nothing reaches
+    # exactly the share reaches it, one fewer does not: 9 of 10 at 90 % (0.9 x 10 is 9.000000000000002 in floats),
+    # 7 of 7 at 100 %, 2 of 3 at two thirds (a share that is no finite float)
+    from rag_assets.lib.evaluate.refusal import needed
+
+    assert [needed(0.9, 10), needed(1.0, 7), needed(2 / 3, 3), needed(0.9, 11), needed(0.5, 1)] == [9, 7, 2, 10, 1]
+    assert reaches({"answered_with_needle": 9}, 0.9, 10) and not reaches({"answered_with_needle": 8}, 0.9, 10)
+    assert reaches({"answered_with_needle": 2}, 2 / 3, 3) and not reaches({"answered_with_needle": 1}, 2 / 3, 3)
+
+
+def test_a_share_outside_zero_to_one_is_refused():
+    rows = [sweep_row(0.50, 8, 0), sweep_row(0.60, 9, 1)]
+    for share in (0.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match=rf"min_answered is a share of the answerable queries, in \(0, 1\]: "
+                                             rf"not {share}"):
+            suggest_cut(rows, min_answered=share)
 
 
 def test_with_nothing_answerable_the_smallest_cut_with_the_fewest_bluffs():
