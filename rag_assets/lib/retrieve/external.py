@@ -47,6 +47,10 @@ from rag_assets.settings import current, inherited
 
 KINDS = ("http", "python", "chroma", "lancedb")
 LOCATED_RATIO = 0.85  # the least share of a hit's characters an approximate match must cover to locate it
+SEED = 8  # an approximate match shares at least one run of this many characters with the hit exactly
+PLACES = 4  # the places of a document where most of those runs line up that are compared with the hit
+MIN_RUN = 3  # an approximate match starts and ends with a run this long: a letter or two of the next
+# sentence matched at either end is chance, not the hit
 
 
 class ExternalRetrieverError(ValueError):
@@ -392,15 +396,40 @@ class Locator:
             if at >= 0:
                 return Located(doc_id, offsets[at], offsets[at + len(text) - 1] + 1, 1.0)
         best = Located(None, None, None, 0.0)
+        matcher = difflib.SequenceMatcher(None, autojunk=False)
+        matcher.set_seq2(text)  # the hit, compared with each place it may come from
         for doc_id in candidates:
             folded, offsets = self.folded[doc_id]
-            matcher = difflib.SequenceMatcher(None, text, folded, autojunk=False)
-            blocks = [b for b in matcher.get_matching_blocks() if b.size]
-            covered = sum(b.size for b in blocks) / len(text)
-            if covered > best.ratio and blocks:
-                first, last = blocks[0], blocks[-1]
-                best = Located(doc_id, offsets[first.b], offsets[last.b + last.size - 1] + 1, round(covered, 4))
+            for start, end in _places(text, folded):
+                matcher.set_seq1(folded[start:end])
+                blocks = matcher.get_matching_blocks()[:-1]
+                runs = [b for b in blocks if b.size >= MIN_RUN]
+                if not runs:
+                    continue
+                first, last = runs[0].a, runs[-1].a + runs[-1].size
+                covered = sum(b.size for b in blocks if first <= b.a < last) / len(text)
+                if covered > best.ratio:
+                    best = Located(doc_id, offsets[start + first], offsets[start + last - 1] + 1, round(covered, 4))
         return best if best.ratio >= LOCATED_RATIO else Located(None, None, None, best.ratio)
+
+
+def _places(text: str, folded: str) -> list[tuple[int, int]]:
+    """Where in a folded document ``text`` may approximately lie, as (start, end), in document order: the
+    ``PLACES`` stretches where most of its ``SEED``-character runs occur exactly in line (a run found at ``at``
+    that is at ``a`` in the text puts the text's start at ``at - a``), widened by a quarter of the text for
+    what was inserted or deleted. Never the whole document: a passage matched character by character all
+    over a page would "cover" any text."""
+    seed = max(MIN_RUN, min(SEED, len(text) // 2))  # shorter for a short text, never a letter or two
+    width = max(1, len(text) // 4)
+    votes: dict[int, set[int]] = {}
+    for a in range(0, len(text) - seed + 1, max(1, seed // 2)):
+        at = folded.find(text[a:a + seed])
+        while at >= 0:
+            votes.setdefault((at - a) // width, set()).add(a)
+            at = folded.find(text[a:a + seed], at + 1)
+    likeliest = sorted(votes, key=lambda bucket: (-len(votes[bucket]), bucket))[:PLACES]
+    return [(max(0, bucket * width - width), min(len(folded), (bucket + 1) * width + len(text) + width))
+            for bucket in sorted(likeliest)]
 
 
 def hit_holds(hit: Hit, located: Located, spans: Sequence[tuple[str, str]]) -> bool:

@@ -197,3 +197,31 @@ def test_a_hit_is_located_exactly_approximately_or_not_at_all_and_only_a_located
 
     spans = [("guide/kettles.html", needle)]
     assert hit_holds(Hit(needle), exact, spans) and not hit_holds(Hit(needle), nowhere, spans)
+
+
+@pytest.mark.parametrize("passage", [
+    "Descale the kettle every week with white wine vinegar and warm water, then rinse it twice.",  # a word more
+    "To descale the kettle every week with white vinegar and warm water, then rinse it twice.",  # another start
+])
+def test_an_approximate_hit_is_placed_at_the_paragraph_it_matches_best_not_the_first_it_matches(passage):
+    hit = Hit(passage)
+    monthly = "Descale the kettle every month with white vinegar and cold water, then rinse it twice."
+    weekly = "Descale the kettle every week with white vinegar and warm water, then rinse it twice."
+    alone = {text: Locator({"page": text}).locate(hit) for text in (monthly, weekly)}
+    assert 0.85 <= alone[monthly].ratio < alone[weekly].ratio < 1.0  # either would locate it; weekly is closer
+    page = f"Kettles\n\nA kettle needs little care.\n\n{monthly}\n\nA teapot needs even less.\n\n{weekly}\n\nThat is all."
+    located = Locator({"page": page}).locate(hit)
+    at = page.index(weekly)  # placed in the page as in the weekly paragraph alone, with its ratio
+    assert (located.start - at, located.end - at, located.ratio) == (alone[weekly].start, alone[weekly].end,
+                                                                     alone[weekly].ratio)
+
+
+def test_a_passage_is_not_located_by_letters_scattered_over_a_long_page():
+    """Approximately located means a stretch of the page close to the passage, not its characters picked
+    one by one from all over a page (any sentence is spelt out somewhere in two thousand characters)."""
+    corpus = FIXTURES / "small_corpus"
+    documents = canonical_texts([extract_file(corpus, e.path, e.format, e.sha256, 10**7)
+                                 for e in scan_corpus(corpus, {})])
+    assert max(len(text) for text in documents.values()) > 2000
+    nowhere = Locator(documents).locate(Hit("An answer about submarines that no document of this corpus contains."))
+    assert nowhere.doc_id is None and nowhere.ratio < 0.85
