@@ -27,6 +27,9 @@ PRIVATE_NAMES: dict[str, str] = {
     "CapturedLogContext": "dagster._core.storage.compute_log_manager",
     "redirect_to_file": "dagster._core.execution.compute_logs",
     "DEFAULT_DAEMON_INTERVAL_SECONDS": "dagster._daemon.controller",
+    "RemoteJobOrigin": "dagster._core.remote_origin",
+    "RemoteRepositoryOrigin": "dagster._core.remote_origin",
+    "RegisteredCodeLocationOrigin": "dagster._core.remote_origin",
 }
 
 
@@ -61,6 +64,14 @@ def stale_status_resolver(instance, asset_graph):
 def asset_graph_of(assets):
     """The asset graph of some asset definitions alone, without the resources a Definitions object needs."""
     return private("AssetGraph").from_assets(assets)
+
+
+def job_origin(job_name: str, location_name: str, repository_name: str = "__repository__"):
+    """Where a job of a code location comes from, as a queued run must record it (the queue launches
+    from it); Dagster's public API builds one only inside a running code location."""
+    repository = private("RemoteRepositoryOrigin")(
+        code_location_origin=private("RegisteredCodeLocationOrigin")(location_name), repository_name=repository_name)
+    return private("RemoteJobOrigin")(repository_origin=repository, job_name=job_name)
 
 
 def is_fresh(status) -> bool:

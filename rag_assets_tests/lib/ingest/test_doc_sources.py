@@ -107,6 +107,17 @@ def test_mkdocs_pages_render_with_their_extensions():
     assert row["syntax_lines"] == 0
 
 
+def test_an_attribute_list_is_a_headings_anchor_even_when_mkdocs_yml_configures_no_extension(tmp_path):
+    """attr_list is in the base set (Material and most trees rely on it): a tree whose mkdocs.yml lists
+    no markdown_extensions still reads ``{ #setup }`` as the heading's anchor, never as text."""
+    (tmp_path / "mkdocs.yml").write_text("site_name: Bare\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Install { #setup }\n\nRun the installer once.\n")
+    row = extracted(tmp_path, "docs/index.md")
+    assert [(s["heading"], s["anchor"]) for s in row["sections"]] == [("Install", "setup")]
+    assert row["text"] == "Install\n\nRun the installer once." and row["syntax_lines"] == 0
+
+
 def test_an_include_marker_is_resolved_in_the_snapshot_or_dropped_and_counted():
     row = extracted(TREES / "mkdocs", "docs/tutorial/includes.md")
     assert "import typer\n\napp = typer.Typer()" in row["text"]
