@@ -5,7 +5,7 @@ from dagster import AssetExecutionContext, MetadataValue, Output, asset
 
 from rag_assets.asset_support import preview_table, table_version, versioned_output
 from rag_assets.automation import REBUILD_CHUNK_QUALITY, REBUILD_CHUNKS
-from rag_assets.lib.evaluate.chunk_quality import quality_row
+from rag_assets.lib.evaluate.chunk_quality import quality_code_version, quality_row
 from rag_assets.lib.ingest.chunking import STRATEGIES, character_stats, chunk_rows, chunking_code_version
 from rag_assets.lib.ingest.samples import sample_chunks
 from rag_assets.lib.store.schemas import CHUNK_QUALITY, CHUNKS, table_from_rows
@@ -30,7 +30,7 @@ def chunks(context: AssetExecutionContext, extracted_text: pa.Table) -> Output[p
 
 
 @asset(group_name="chunks", partitions_def=strategy_partitions, automation_condition=REBUILD_CHUNK_QUALITY,
-       kinds={"python", "parquet"}, code_version=chunking_code_version())
+       kinds={"python", "parquet"}, code_version=quality_code_version())
 def chunk_quality(
     context: AssetExecutionContext, chunks: pa.Table, eval_set: pa.Table, extracted_text: pa.Table
 ) -> Output[pa.Table]:

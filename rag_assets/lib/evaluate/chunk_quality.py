@@ -14,8 +14,14 @@ from typing import Iterable, Mapping, Sequence
 
 from rag_assets.lib.evalsets.judging import needle_holders
 from rag_assets.lib.evalsets.queries import needles_from_rows
-from rag_assets.lib.ingest.chunking import character_stats
+from rag_assets.lib.ingest.chunking import character_stats, chunking_code_version
 from rag_assets.lib.ingest.documents import canonical_texts
+from rag_assets.lib.store.stamps import PIPELINE_VERSION
+
+
+def quality_code_version() -> str:
+    """What a chunk_quality row depends on: the chunking definition and the judging (``PIPELINE_VERSION``)."""
+    return f"{chunking_code_version()}-{PIPELINE_VERSION}"
 
 
 def answers_destroyed(holders: Mapping[str, set[str]]) -> list[str]:

@@ -12,7 +12,8 @@ from typing import Iterable, Mapping
 
 from rag_assets.lib.store.schemas import STAMP_FIELDS
 
-PIPELINE_VERSION = "1"  # bump when chunking, embedding or retrieval logic changes what rows mean
+PIPELINE_VERSION = "2"  # bump when chunking, embedding, retrieval or judging logic changes what rows mean
+# 2: a needle is held only by a chunk's own content (an overlap tail counted in 1)
 # fields that must agree across every partition of one evaluation (per model: revision, dimension)
 GLOBAL_FIELDS = ("pipeline_version", "extractor_version", "snapshot_id")
 PER_MODEL_FIELDS = ("revision", "dimension", "normalized")
