@@ -37,6 +37,10 @@ def test_span_holders_at_the_edges_of_what_they_are_given():
     assert span_holders([("gone", "The needle sentence.")], by_doc, {"d": text}) == set()  # a page with no chunks
     # a page whose text was not extracted (failed) holds nothing, even with chunk rows left for it
     assert span_holders([("d", "The needle sentence.")], by_doc, {}) == set()
+    # an extracted page with no chunks (headings only, say) holds nothing either
+    assert span_holders([("bare", "Heading")], by_doc, {"d": text, "bare": "Heading"}) == set()
+    # a span of a failed page before one of a good page: the good one is still judged
+    assert span_holders([("failed", "x"), ("d", "The needle sentence.")], by_doc, {"d": text}) == {"whole"}
 
 
 # A page as the extractor leaves it: a heading line, then two paragraphs of its section's body.

@@ -23,10 +23,10 @@ def test_a_half_migrated_index_names_what_disagrees():
 def test_mixed_snapshots_pipelines_and_unknown_models():
     rows = [_stamp(), _stamp(model="x", strategy="b", snapshot_id="s2", pipeline_version="0")]
     problems = stamp_problems(rows, {"m": "r1"}, expected={"snapshot_id": "s1"})
-    assert "pipeline_version differs between files: 0, 1" in problems
+    assert f"pipeline_version differs between files: 0, {PIPELINE_VERSION}" in problems
     assert "snapshot_id differs between files: s1, s2" in problems
     assert "x: not in the model registry" in problems
-    assert "x x b: pipeline version 0, current is 1" in problems
+    assert f"x x b: pipeline version 0, current is {PIPELINE_VERSION}" in problems
     assert "x x b: snapshot_id s2, current is s1" in problems
 
 
@@ -58,3 +58,25 @@ def test_every_model_is_checked_after_one_that_is_not_registered():
     assert "gone: not in the model registry" in problems
     assert ("m: built with weights r0, r1 but the installed weights are r2 (strategies a, b, c): backfill this model"
             in problems)
+
+
+def test_an_external_retriever_is_skipped_and_the_models_after_it_are_still_checked():
+    from rag_assets.lib.store.stamps import EXTERNAL_MODEL
+
+    # an external retriever's revision is its index version, one per retriever: never a problem; "m" sorts after it
+    rows = [_stamp(model=EXTERNAL_MODEL, revision="v1", strategy="prod"),
+            _stamp(model=EXTERNAL_MODEL, revision="v7", strategy="staging"), _stamp(model="m", revision="r0")]
+    assert stamp_problems(rows, {"m": "r1"}) == [
+        "m: built with weights r0 but the installed weights are r1 (strategies a): backfill this model"]
+
+
+def test_the_stamps_of_a_table_are_its_distinct_stamp_fields():
+    import pyarrow as pa
+
+    from rag_assets.lib.store.schemas import STAMP_FIELDS
+    from rag_assets.lib.store.stamps import stamps_of
+
+    rows = [_stamp() | {"chunk_id": "c1"}, _stamp() | {"chunk_id": "c2"}, _stamp(strategy="b") | {"chunk_id": "c3"}]
+    found = stamps_of(pa.Table.from_pylist(rows))
+    assert sorted(found, key=lambda s: s["strategy"]) == [
+        {field: _stamp()[field] for field in STAMP_FIELDS}, {field: _stamp(strategy="b")[field] for field in STAMP_FIELDS}]
