@@ -1,14 +1,14 @@
-"""The eight defects an audit introduced one at a time, each injected into a copy of the project and run
-against the tests meant to catch it: caught (a test failed) or not.
+"""The defects two audits introduced one at a time, each injected into a copy of the project and run
+against the fast test set (``make test-fast``'s selection): caught (a test failed) or not.
 
-    .venv/bin/python bench/defects.py [NAME ...]
+    .venv/bin/python bench/defects.py [WORD ...]     # only the defects whose name holds a WORD
 
-For each defect: a copy of the project in a temporary folder (rag_assets, rag_assets_tests, data, docs
-and the project files), one text substitution in one module (the defect), then pytest on the tests
-named for it, imported from the copy; every test that failed is named. First the same tests run on the copy without any defect: they
-must pass there, or the verdict would mean nothing. Prints a table and exits 1 when any defect is not
-caught. Real servers and models start where the named tests need them (Dask, S3); the whole run takes
-a few minutes.
+First the fast set runs once on a clean copy (rag_assets, rag_assets_tests, data, docs and the project
+files): it must pass there, or no verdict would mean anything. Then, for each defect, a fresh copy, one
+text substitution in one module (the defect), and the fast set again: every test that failed is named,
+and the defect's own test file (the test file of the module it breaks) must be among them. Prints a
+Markdown table with each run's seconds and exits 1 when any defect is not caught, or is caught only
+outside its module's own tests.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 COPIED = ("rag_assets", "rag_assets_tests", "data", "docs", "pyproject.toml", "workspace.yaml", "mkdocs.yml",
           ".gitignore", "README.md", "BENCHMARKS.md", "CHANGELOG.md")
+FAST_SET = ("-m", "not integration and not servers and not browser")  # make test-fast's selection
+WORKERS = os.environ.get("TEST_WORKERS", "2")
 
 
 @dataclass(frozen=True)
@@ -33,32 +35,32 @@ class Defect:
     module: str  # path of the module the defect is injected into
     old: str  # exactly one occurrence
     new: str
-    tests: tuple[str, ...]  # pytest node ids or files that should catch it
+    own_tests: str  # the module's own test file: one of its tests must fail
 
 
 DEFECTS = [
+    # --- the first audit (issue 25) ---------------------------------------------------------------------
     Defect("a needle judged by document (any chunk of the right document counts as a hit)",
            "rag_assets/lib/evalsets/judging.py",
-           'if holds_needle(canonical, chunk["span_start"], chunk["end"], text)', "if canonical",
-           ("rag_assets_tests/lib/retrieve/test_runs.py", "rag_assets_tests/test_whole_graph.py",
-            "rag_assets_tests/assets/test_beir_graph.py")),
+           'if holds_needle(canonical, chunk["start"], chunk["end"], text)', "if canonical",
+           "rag_assets_tests/lib/evalsets/test_judging.py"),
     Defect("precision@k's Wilson interval with n instead of k x n in the denominator",
            "rag_assets/lib/evaluate/measures.py",
            'f"wilson_low(sum(relevant_at_{k}), {k} * count(*)) AS precision_at_{k}_low"',
            'f"wilson_low(sum(relevant_at_{k}), count(*)) AS precision_at_{k}_low"',
-           ("rag_assets_tests/lib/evaluate/test_measures.py",)),
+           "rag_assets_tests/lib/evaluate/test_measures.py"),
     Defect("the AUROC bootstrap interval at the 25th/75th percentiles instead of 2.5/97.5",
            "rag_assets/lib/evaluate/refusal.py", "[2.5, 97.5]", "[25, 75]",
-           ("rag_assets_tests/lib/evaluate/test_refusal.py",)),
+           "rag_assets_tests/lib/evaluate/test_refusal.py"),
     Defect("build stamps that ignore dimension, normalisation and extractor version",
            "rag_assets/lib/store/stamps.py",
            'GLOBAL_FIELDS = ("pipeline_version", "extractor_version", "snapshot_id")\n'
            'PER_MODEL_FIELDS = ("revision", "dimension", "normalized")',
            'GLOBAL_FIELDS = ("pipeline_version", "snapshot_id")\nPER_MODEL_FIELDS = ("revision",)',
-           ("rag_assets_tests/lib/store/test_stamps.py",)),
+           "rag_assets_tests/lib/store/test_stamps.py"),
     Defect("the chunking code version that ignores the strategy definitions",
            "rag_assets/lib/ingest/chunking.py", "definition = CHUNKER_VERSION + repr(sorted(STRATEGIES.items()))",
-           "definition = CHUNKER_VERSION", ("rag_assets_tests/lib/ingest/test_chunking.py",)),
+           "definition = CHUNKER_VERSION", "rag_assets_tests/lib/ingest/test_chunking.py"),
     Defect("the Dask path dropping shard offsets (vectors put back in the wrong order)",
            "rag_assets/lib/embed/cluster.py",
            "        for future in as_completed(list(futures), loop=self.client.loop):\n"
@@ -69,18 +71,77 @@ DEFECTS = [
            "            vectors = future.result()\n"
            "            yield np.arange(done, done + len(vectors)), vectors\n"
            "            done += len(vectors)\n",
-           ("rag_assets_tests/test_cluster_embedding.py::test_vectors_from_a_dask_cluster_equal_the_in_process_ones_in_order",)),
+           "rag_assets_tests/lib/embed/test_cluster.py"),
     Defect("the object store renaming the local file before the upload succeeds",
            "rag_assets/lib/store/object_store.py",
            "        key = self.key(local)\n        try:\n            self.fs.put_file(str(source), key)",
            "        key = self.key(local)\n        os.replace(source, local)\n        source = local\n        try:\n"
            "            self.fs.put_file(str(source), key)",
-           ("rag_assets_tests/test_object_store.py::test_a_failed_upload_replaces_nothing_there_or_here",)),
+           "rag_assets_tests/lib/store/test_object_store.py"),
     Defect("`ask` choosing the worst configuration instead of the best",
            "rag_assets/lib/answer/choice.py", 'best = max(rows, key=lambda r: (r["mrr"], r["success_at_4"]))',
-           'best = min(rows, key=lambda r: (r["mrr"], r["success_at_4"]))', ("rag_assets_tests/test_ask.py",)),
+           'best = min(rows, key=lambda r: (r["mrr"], r["success_at_4"]))', "rag_assets_tests/lib/answer/test_choice.py"),
+    # --- the second audit (issue 34) --------------------------------------------------------------------
+    Defect("a needle judged on the chunk's embedded text instead of its content (header and overlap count)",
+           "rag_assets/lib/evalsets/judging.py",
+           'if holds_needle(canonical, chunk["start"], chunk["end"], text)',
+           'if fold_whitespace(text) in fold_whitespace(chunk["text"])',
+           "rag_assets_tests/lib/evalsets/test_judging.py"),
+    Defect("a needle judged from span_start (an overlap tail carried from the chunk before counts)",
+           "rag_assets/lib/evalsets/judging.py",
+           'if holds_needle(canonical, chunk["start"], chunk["end"], text)',
+           'if holds_needle(canonical, chunk["span_start"], chunk["end"], text)',
+           "rag_assets_tests/lib/evalsets/test_judging.py"),
+    Defect("a needle allowed to straddle the end of one chunk into the next",
+           "rag_assets/lib/evalsets/judging.py",
+           "fold_whitespace(canonical[start:end])", "fold_whitespace(canonical[start:end + len(needle)])",
+           "rag_assets_tests/lib/evalsets/test_judging.py"),
+    Defect("the verdict choosing each model's configuration with the lowest MRR",
+           "rag_assets/lib/evaluate/verdict.py",
+           'if kept is None or (row["mrr"], row["success_at_20"]) > (kept["mrr"], kept["success_at_20"]):',
+           'if kept is None or (row["mrr"], row["success_at_20"]) < (kept["mrr"], kept["success_at_20"]):',
+           "rag_assets_tests/lib/evaluate/test_verdict.py"),
+    Defect("a finding that calls the worse side better",
+           "rag_assets/lib/evaluate/verdict.py",
+           'better, worse = (a, b) if row["a_value"] > row["b_value"] else (b, a)',
+           'better, worse = (a, b) if row["a_value"] < row["b_value"] else (b, a)',
+           "rag_assets_tests/lib/evaluate/test_verdict.py"),
+    Defect("an external retriever paired against the worst built-in configuration, labelled the best",
+           "rag_assets/lib/evaluate/comparisons.py",
+           "ORDER BY avg(reciprocal_rank) DESC, avg(hit_at_4) DESC", "ORDER BY avg(reciprocal_rank), avg(hit_at_4)",
+           "rag_assets_tests/lib/evaluate/test_comparisons.py"),
+    Defect("the embedding cache key ignoring the model's revision (new weights reuse old vectors)",
+           "rag_assets/lib/embed/partition.py",
+           'return inside(Path(home), "embedding_cache", embedder.key, embedder.revision)',
+           'return inside(Path(home), "embedding_cache", embedder.key)',
+           "rag_assets_tests/lib/embed/test_partition.py"),
+    Defect("a shard that the object store merged away kept locally on another machine",
+           "rag_assets/lib/embed/cache.py",
+           "                if self.store.is_copy(shard):\n                    self.store.drop_copy(shard)\n"
+           "                else:\n                    self.store.publish(shard, shard)\n",
+           "                if not self.store.is_copy(shard):\n                    self.store.publish(shard, shard)\n",
+           "rag_assets_tests/lib/embed/test_cache.py"),
+    Defect("the nightly sensor ignoring runs that are queued, not yet started",
+           "rag_assets/nightly.py",
+           "UNFINISHED = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,",
+           "UNFINISHED = [DagsterRunStatus.STARTING,", "rag_assets_tests/test_nightly.py"),
+    Defect("MkDocs' base extensions without attr_list (`# Install { #setup }` stays text)",
+           "rag_assets/lib/ingest/doc_sources.py", '"admonition", "attr_list", "def_list",', '"admonition", "def_list",',
+           "rag_assets_tests/lib/ingest/test_doc_sources.py"),
+    Defect("an approximately located external hit placed at the first place that matches instead of the best",
+           "rag_assets/lib/retrieve/external.py", "if covered > best.ratio:", "if covered >= LOCATED_RATIO > best.ratio:",
+           "rag_assets_tests/lib/retrieve/test_external.py"),
+    # --- the static findings of the second audit --------------------------------------------------------
+    Defect("the whole-document strategy returning no chunks",
+           "rag_assets/lib/ingest/chunking.py", "        return [[(0, len(text), title)]] if text.strip() else [[]]",
+           "        return [[]]", "rag_assets_tests/lib/ingest/test_chunking.py"),
+    Defect("an empty span after a cut table row that ends in a space (listed as an equivalent mutant)",
+           "rag_assets/lib/ingest/chunking.py", "            if s_end > s_start:\n", "            if s_end >= s_start:\n",
+           "rag_assets_tests/lib/ingest/test_chunking.py"),
+    Defect("the refusal share reached by one query fewer (a count compared with '>')",
+           "rag_assets/lib/evaluate/refusal.py", '["answered_with_needle"] >= needed(', '["answered_with_needle"] > needed(',
+           "rag_assets_tests/lib/evaluate/test_refusal.py"),
 ]
-
 
 def copy_project(into: Path) -> None:
     for name in COPIED:
@@ -91,42 +152,57 @@ def copy_project(into: Path) -> None:
             shutil.copy2(source, into / name)
 
 
-def run_tests(folder: Path, tests: tuple[str, ...]) -> tuple[int, str]:
+def run_tests(folder: Path, selection: tuple[str, ...] = FAST_SET) -> tuple[int, list[str], str]:
+    """pytest in ``folder`` on ``selection``: (exit code, the failed test ids, its last line)."""
     env = {**os.environ, "PYTHONPATH": str(folder), "PYTHONDONTWRITEBYTECODE": "1"}
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
+    workers = ("-n", WORKERS, "--dist", "loadfile") if WORKERS != "0" else ()
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *workers, *selection],
                             cwd=folder, env=env, capture_output=True, text=True)
-    failed = [line.split()[1].split("::")[-1] for line in result.stdout.splitlines()
-              if line.startswith(("FAILED ", "ERROR "))]
+    failed = sorted({line.split()[1] for line in result.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))})
     last = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else result.stderr.strip()[-200:]
-    return result.returncode, (f"{len(failed)} failed: {', '.join(failed)}" if failed else last)
+    return result.returncode, failed, last
 
 
-def check(defect: Defect) -> tuple[str, str]:
+def inject(folder: Path, defect: Defect) -> None:
+    module = folder / defect.module
+    text = module.read_text(encoding="utf-8")
+    if text.count(defect.old) != 1:
+        raise SystemExit(f"{defect.name}: cannot inject: the code it changes is not in {defect.module} once")
+    module.write_text(text.replace(defect.old, defect.new), encoding="utf-8")
+
+
+def check(defect: Defect, selection: tuple[str, ...] = FAST_SET) -> tuple[str, str]:
+    """(verdict, the tests that failed) of one defect on a copy of the project."""
     with tempfile.TemporaryDirectory(prefix="rag-assets-defect-") as scratch:
         folder = Path(scratch)
         copy_project(folder)
-        code, said = run_tests(folder, defect.tests)
-        if code != 0:
-            return "tests fail without the defect", said
-        module = folder / defect.module
-        text = module.read_text(encoding="utf-8")
-        if text.count(defect.old) != 1:
-            return "cannot inject (the code it changes is not there once)", defect.module
-        module.write_text(text.replace(defect.old, defect.new), encoding="utf-8")
-        code, said = run_tests(folder, defect.tests)
-        return ("caught" if code != 0 else "NOT CAUGHT"), said
+        inject(folder, defect)
+        code, failed, last = run_tests(folder, selection)
+    if code == 0:
+        return "NOT CAUGHT", last
+    own = [test for test in failed if test.startswith(defect.own_tests)]
+    said = f"{len(failed)} failed; own file: {', '.join(t.split('::')[-1] for t in own) or 'none'}"
+    return ("caught" if own else "caught only outside its own tests"), said
 
 
 def main(argv: list[str]) -> int:
     chosen = [d for d in DEFECTS if not argv or any(word in d.name for word in argv)]
-    print("| defect | verdict | the tests that failed | seconds |\n|---|---|---|---|")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="rag-assets-clean-") as scratch:
+        copy_project(Path(scratch))
+        code, failed, last = run_tests(Path(scratch))
+    if code != 0:
+        print(f"the fast set fails without any defect ({last}): {', '.join(failed)}", file=sys.stderr)
+        return 2
+    print(f"clean copy: {last} ({time.monotonic() - started:.0f} s)\n")
+    print("| defect | module | verdict | the tests that failed | seconds |\n|---|---|---|---|---|")
     missed = 0
     for defect in chosen:
         started = time.monotonic()
         verdict, said = check(defect)
         missed += verdict != "caught"
-        print(f"| {defect.name} | {verdict} | {said.replace('|', '/')[:400]} | {time.monotonic() - started:.0f} |",
-              flush=True)
+        print(f"| {defect.name} | `{defect.module.removeprefix('rag_assets/')}` | {verdict} | "
+              f"{said.replace('|', '/')[:400]} | {time.monotonic() - started:.0f} |", flush=True)
     return 1 if missed else 0
 
 
