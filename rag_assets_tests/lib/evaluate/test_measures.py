@@ -15,6 +15,17 @@ SCHEMA = pa.schema([("query_id", pa.string()), ("query_kind", pa.string()), ("hi
                     ("strategy", pa.string()), ("latency_ms", pa.float64())])
 
 
+def results_of(ranks_by_configuration: dict) -> pa.Table:
+    """Needle rows of several configurations: {(model, strategy, retriever): [hit rank or None per query]}, query
+    i of every configuration being the same query ``q<i>``."""
+    return pa.Table.from_pylist([
+        {"query_id": f"q{i}", "query_kind": "needle", "hit_rank": rank, "relevant_ranks": [rank] if rank else [],
+         "relevant_total": 1, "phrasing": "doc", "retriever": retriever, "model": model, "revision": "r",
+         "strategy": strategy, "latency_ms": 1.0}
+        for (model, strategy, retriever), ranks in ranks_by_configuration.items() for i, rank in enumerate(ranks)],
+        schema=SCHEMA)
+
+
 def _results(ranks, strategy="s", out_of_domain=0, totals=None, latencies=None):
     """One needle query per entry of ``ranks``: a list of the ranks of its relevant chunks (empty: a miss)."""
     rows = [{"query_id": f"q{i}", "query_kind": "needle", "hit_rank": min(r) if r else None, "relevant_ranks": r,

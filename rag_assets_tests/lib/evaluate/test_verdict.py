@@ -8,7 +8,7 @@ import pytest
 from rag_assets.lib.evaluate.comparisons import write_comparisons
 from rag_assets.lib.evaluate.measures import write_results, write_threshold_sweep
 from rag_assets.lib.evaluate.verdict import best_by_model, findings, verdict
-from rag_assets_tests.lib.evaluate.test_measures import SCHEMA
+from rag_assets_tests.lib.evaluate.test_measures import results_of
 
 # (model, strategy, retriever) -> the hit ranks of its twelve queries
 RANKS = {
@@ -24,12 +24,8 @@ RANKS = {
 
 @pytest.fixture
 def connection():
-    rows = [{"query_id": f"q{i}", "query_kind": "needle", "hit_rank": rank, "relevant_ranks": [rank] if rank else [],
-             "relevant_total": 1, "phrasing": "doc", "retriever": retriever, "model": model, "revision": "r",
-             "strategy": strategy, "latency_ms": 1.0}
-            for (model, strategy, retriever), ranks in RANKS.items() for i, rank in enumerate(ranks)]
     with duckdb.connect() as connection:
-        write_results(connection, pa.Table.from_pylist(rows, schema=SCHEMA))
+        write_results(connection, results_of(RANKS))
         write_comparisons(connection)
         yield connection
 
