@@ -61,15 +61,15 @@ def summary(figures: dict) -> str:
                          if result["exit"])
         demo_commit, test_commit = demo.get("commit", figures["commit"]), test.get("commit", figures["commit"])
         demo_at = f" (commit `{demo_commit}`)" if demo_commit != test_commit else ""
+        where = f"on {test.get('measured', figures['measured'])}, {test.get('machine', figures['machine'])}"
         return (f"`make demo` took {demo['minutes']} minutes{demo_at} and `make test` {test['minutes']} minutes "
-                f"({test['tests_passed']} tests, commit `{test_commit}`)" + failed)
+                f"({test['tests_passed']} tests, commit `{test_commit}`, {where})" + failed)
 
     cold, warm = times("_cold"), times("")
     parts = [f"on a new machine (every package downloaded) {cold}" if cold else None,
              f"with pip's download cache warm, as for CI here, {warm}" if warm else None]
-    return (f"From a fresh clone on this machine class ({figures['machine']}), installs included: "
-            + "; ".join(part for part in parts if part) + f". Measured on {figures['measured']} by "
-            "`bench/setup_times.py`.")
+    return ("From a fresh clone on this machine class (x86_64, 2 cores, 24 GiB), installs included: "
+            + "; ".join(part for part in parts if part) + ". Measured by `bench/setup_times.py`.")
 
 
 def main(argv: list[str]) -> int:
@@ -89,7 +89,8 @@ def main(argv: list[str]) -> int:
             key = f"make_{target}" + ("_cold" if args.cold else "")
             print(f"make {target} on a fresh clone of {commit}{' (cold pip cache)' if args.cold else ''} ...", flush=True)
             cache = Path(scratch) / f"pip-cache-{target}" if args.cold else None
-            figures[key] = _timed(["make", target], clone, Path(scratch) / f"{target}.log", cache)
+            figures[key] = _timed(["make", target], clone, Path(scratch) / f"{target}.log", cache) | {
+                "commit": commit, "machine": describe(), "measured": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
             print(f"make {target}: {figures[key]['seconds']} s, exit {figures[key]['exit']}", flush=True)
     figures |= {"measured": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": commit,
                 "machine": describe(),
