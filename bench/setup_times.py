@@ -80,6 +80,7 @@ def main(argv: list[str]) -> int:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=PROJECT, capture_output=True, text=True,
                             check=True).stdout.strip()
     figures = json.loads(OUT.read_text()) if OUT.exists() else {}
+    where = {"commit": commit, "machine": describe(), "measured": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
     with tempfile.TemporaryDirectory(prefix="rag-assets-clone-") as scratch:
         clone = Path(scratch) / "rag_assets"
         subprocess.run(["git", "clone", "--quiet", str(PROJECT), str(clone)], check=True)
@@ -89,12 +90,9 @@ def main(argv: list[str]) -> int:
             key = f"make_{target}" + ("_cold" if args.cold else "")
             print(f"make {target} on a fresh clone of {commit}{' (cold pip cache)' if args.cold else ''} ...", flush=True)
             cache = Path(scratch) / f"pip-cache-{target}" if args.cold else None
-            figures[key] = _timed(["make", target], clone, Path(scratch) / f"{target}.log", cache) | {
-                "commit": commit, "machine": describe(), "measured": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
+            figures[key] = _timed(["make", target], clone, Path(scratch) / f"{target}.log", cache) | where
             print(f"make {target}: {figures[key]['seconds']} s, exit {figures[key]['exit']}", flush=True)
-    figures |= {"measured": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "commit": commit,
-                "machine": describe(),
-                "command": "python bench/setup_times.py"}
+    figures |= where | {"command": "python bench/setup_times.py"}
     figures["summary"] = summary(figures)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")

@@ -201,7 +201,8 @@ def answerable(sweep_rows: Sequence[dict]) -> int:
 
 def needed(min_answered: float, answerable_queries: int) -> int:
     """The fewest queries answered with their needle that make ``min_answered`` of the answerable ones: a
-    count, rounded up (the 1e-9 absorbs the float product's error: 0.9 x 10 is 9, not 10)."""
+    count, rounded up (the 1e-9 absorbs the float product's error: 0.55 x 100 is 55.00000000000001, and 55
+    queries make 55 %)."""
     return math.ceil(min_answered * answerable_queries - 1e-9)
 
 

@@ -303,11 +303,13 @@ def test_answerable_and_reaching_at_their_edges():
     assert answerable([{"answered_with_needle": 0}, {"answered_with_needle": 3}]) == 3
     assert reaches({"answered_with_needle": 1}, 0.9, 1) is True  # one answerable query, answered
     assert reaches({"answered_with_needle": 0}, 0.9, 0) is False  # nothing answerable: nothing reaches
-    # exactly the share reaches it, one fewer does not: 9 of 10 at 90 % (0.9 x 10 is 9.000000000000002 in floats),
-    # 7 of 7 at 100 %, 2 of 3 at two thirds (a share that is no finite float)
+    # exactly the share reaches it, one fewer does not: 9 of 10 at 90 %, 7 of 7 at 100 %, 2 of 3 at two thirds
+    # (which no float holds exactly), 55 of 100 at 55 % (0.55 x 100 is 55.00000000000001 in floats)
     from rag_assets.lib.evaluate.refusal import needed
 
-    assert [needed(0.9, 10), needed(1.0, 7), needed(2 / 3, 3), needed(0.9, 11), needed(0.5, 1)] == [9, 7, 2, 10, 1]
+    assert 0.55 * 100 > 55
+    assert [needed(0.9, 10), needed(1.0, 7), needed(2 / 3, 3), needed(0.9, 11), needed(0.5, 1), needed(0.55, 100)] == [
+        9, 7, 2, 10, 1, 55]
     assert reaches({"answered_with_needle": 9}, 0.9, 10) and not reaches({"answered_with_needle": 8}, 0.9, 10)
     assert reaches({"answered_with_needle": 2}, 2 / 3, 3) and not reaches({"answered_with_needle": 1}, 2 / 3, 3)
 
