@@ -12,7 +12,8 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from rag_assets.lib.evaluate.paired_tests import sign_test, wilcoxon_test
+from rag_assets.lib.evaluate.catalog import measure as declared
+from rag_assets.lib.evaluate.paired_tests import paired_test
 from rag_assets.lib.store.stamps import EXTERNAL_MODEL  # an external retriever's rows
 
 # what the report shows by default (with the default model): the strategy whose retrievers are
@@ -30,7 +31,6 @@ STRATEGY_MEASURES = ("success_at_8", "success_at_20")
 RETRIEVER_PAIRS = [("hybrid", "dense", ("success_at_4",)), ("hybrid", "bm25", ("success_at_4",))]
 RERANKERS = ("late_interaction", "cross_encoder")
 RERANK_MEASURES = ("success_at_1", "mrr")
-_COLUMN = {"mrr": "reciprocal_rank", **{f"success_at_{k}": f"hit_at_{k}" for k in (1, 4, 8, 20)}}
 
 
 EXTERNAL_MEASURES = ("success_at_4", "mrr")
@@ -38,7 +38,7 @@ EXTERNAL_MEASURES = ("success_at_4", "mrr")
 
 def _values(connection, model, strategy, retriever, measure) -> dict[str, float]:
     return dict(connection.execute(
-        f"SELECT query_id, {_COLUMN[measure]} FROM query_measures WHERE model = ? AND strategy = ? AND retriever = ?",
+        f"SELECT query_id, {declared(measure).column} FROM query_measures WHERE model = ? AND strategy = ? AND retriever = ?",
         [model, strategy, retriever]).fetchall())
 
 
@@ -49,7 +49,7 @@ def _compare(connection, model, label, a, b, measure, b_model: str | None = None
     if not shared:
         return None
     x, y = [left[q] for q in shared], [right[q] for q in shared]
-    result = wilcoxon_test(x, y) if measure == "mrr" else sign_test(x, y)
+    result = paired_test(declared(measure), x, y)
     return {"model": model, "comparison": label, "a_strategy": a[0], "a_retriever": a[1], "b_strategy": b[0],
             "b_retriever": b[1], "measure": measure, "queries": len(shared), "a_value": sum(x) / len(x),
             "b_value": sum(y) / len(y), "wins": result.wins, "losses": result.losses, "ties": result.ties,

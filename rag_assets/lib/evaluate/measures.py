@@ -1,4 +1,5 @@
-"""Retrieval metrics computed in DuckDB with GROUP BY, from one row per query and configuration.
+"""Retrieval metrics computed in DuckDB with GROUP BY, from one row per query and configuration; each
+measure's SQL, interval and paired test is declared once, in ``catalog.py``, and the views are built from it.
 
 Conventions (ir_measures and TREC names in brackets):
 
@@ -38,70 +39,32 @@ from typing import Sequence
 
 import duckdb
 
+from rag_assets.lib.evaluate import catalog
 from rag_assets.lib.evaluate.intervals import sql_macros
 from rag_assets.lib.retrieve.ann import RECALL_DEPTHS
 
-K_VALUES = (1, 4, 8, 20)
-NDCG_DEPTH = 10
 GROUPABLE = ("model", "revision", "strategy", "retriever", "phrasing")
-
-
-def _found(k: int) -> str:
-    """SQL: the share of a query's relevant items in its top k (a needle query has one item, the needle)."""
-    return (f"CASE WHEN query_kind = 'document' THEN len(list_filter(coalesce(relevant_ranks, []), lambda r: r <= {k}))"
-            f" / greatest(relevant_total, 1) ELSE coalesce(hit_rank <= {k}, false)::INTEGER END")
 
 
 def query_measures_view() -> str:
     """SQL: the view of the per-query measures of the newest run (needle and document queries)."""
+    columns = ",\n    ".join(f"{m.per_query} AS {m.column}" for m in catalog.MEASURES)
     return f"""
 CREATE OR REPLACE VIEW query_measures AS
 SELECT *,
-    {", ".join(f"coalesce(hit_rank <= {k}, false)::INTEGER AS hit_at_{k}" for k in K_VALUES)},
-    {", ".join(f"len(list_filter(coalesce(relevant_ranks, []), lambda r: r <= {k})) AS relevant_at_{k}" for k in K_VALUES)},
-    {", ".join(f"{_found(k)} AS found_at_{k}" for k in K_VALUES)},
-    coalesce(1.0 / hit_rank, 0.0) AS reciprocal_rank,
-    CASE WHEN coalesce(relevant_total, 0) = 0 THEN 0.0 ELSE
-        coalesce(list_sum(list_transform(list_filter(relevant_ranks, lambda r: r <= {NDCG_DEPTH}), lambda r: 1.0 / log2(r + 1))), 0.0)
-        / list_sum(list_transform(range(1, least(relevant_total, {NDCG_DEPTH}) + 1), lambda i: 1.0 / log2(i + 1)))
-    END AS ndcg_at_{NDCG_DEPTH}
+    {columns}
 FROM latest_results
 WHERE query_kind <> 'out_of_domain'
 """
 
 
-def _recall_with_interval(found: str, name: str) -> str:
-    """SQL: the mean of a per-query recall and its interval: Wilson's while every query has one
-    relevant item (a proportion), else the normal approximation of a mean."""
-    single = "bool_and(query_kind <> 'document')"
-    return (f"avg({found}) AS {name}, "
-            f"CASE WHEN {single} THEN wilson_low(sum({found}), count(*)) ELSE mean_low({found}) END AS {name}_low, "
-            f"CASE WHEN {single} THEN wilson_high(sum({found}), count(*)) ELSE mean_high({found}) END AS {name}_high")
-
-
 def _metric_columns() -> str:
-    columns = ["count(*) AS queries"]
-    for k in K_VALUES:
-        columns += [
-            f"avg(hit_at_{k}) AS success_at_{k}",
-            f"wilson_low(sum(hit_at_{k}), count(*)) AS success_at_{k}_low",
-            f"wilson_high(sum(hit_at_{k}), count(*)) AS success_at_{k}_high",
-        ]
-    for k in K_VALUES:
-        columns.append(_recall_with_interval(f"found_at_{k}", f"recall_at_{k}"))
-    for k in K_VALUES:
-        columns += [
-            f"avg(relevant_at_{k} / {k}) AS precision_at_{k}",
-            f"wilson_low(sum(relevant_at_{k}), {k} * count(*)) AS precision_at_{k}_low",
-            f"wilson_high(sum(relevant_at_{k}), {k} * count(*)) AS precision_at_{k}_high",
-        ]
-    columns += ["avg(reciprocal_rank) AS mrr", "mean_low(reciprocal_rank) AS mrr_low",
-                "mean_high(reciprocal_rank) AS mrr_high",
-                f"avg(ndcg_at_{NDCG_DEPTH}) AS ndcg_at_{NDCG_DEPTH}",
-                f"mean_low(ndcg_at_{NDCG_DEPTH}) AS ndcg_at_{NDCG_DEPTH}_low",
-                f"mean_high(ndcg_at_{NDCG_DEPTH}) AS ndcg_at_{NDCG_DEPTH}_high",
-                "median(latency_ms) AS median_latency_ms"]
-    return ",\n    ".join(columns)
+    return ",\n    ".join(["count(*) AS queries", *(m.aggregate() for m in catalog.MEASURES), *catalog.TIMINGS])
+
+
+def _history_columns() -> str:
+    """The means ``metrics_history`` keeps per run, computed from ``retrieval_results`` directly."""
+    return ", ".join(f"{m.mean(m.per_query)} AS {m.name}" for m in catalog.MEASURES if m.history)
 
 
 def table_exists(connection: duckdb.DuckDBPyConnection, name: str) -> bool:
@@ -152,9 +115,7 @@ def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | No
     connection.execute(f"CREATE OR REPLACE VIEW metrics AS SELECT {group},\n    {_metric_columns()}\n"
                        f"FROM query_measures GROUP BY {group}")
     connection.execute(
-        f"CREATE OR REPLACE VIEW metrics_history AS SELECT run_id, {group},\n    "
-        f"avg(coalesce(hit_rank <= 20, false)::INTEGER) AS success_at_20, avg({_found(20)}) AS recall_at_20, "
-        f"avg(coalesce(1.0 / hit_rank, 0.0)) AS mrr, "
+        f"CREATE OR REPLACE VIEW metrics_history AS SELECT run_id, {group},\n    {_history_columns()}, "
         f"count(*) AS queries\nFROM retrieval_results WHERE query_kind <> 'out_of_domain' GROUP BY run_id, {group}")
     if {"chunk_ids", "stage_ms"} <= set(results.column_names):
         connection.execute(ann_recall_view())
@@ -217,12 +178,12 @@ def comparison(connection: duckdb.DuckDBPyConnection, by: Sequence[str] = ("mode
 
 
 def history(connection: duckdb.DuckDBPyConnection, model: str, strategy: str, retriever: str):
-    """recall@20 (with its interval) and MRR of one configuration in every evaluation run, oldest first."""
+    """The measures kept per run (``Measure.history``: success@20, recall@20, MRR), each with its interval, of
+    one configuration in every evaluation run, oldest first."""
+    figures = ", ".join(m.aggregate(m.per_query) for m in catalog.MEASURES if m.history)
     return connection.sql(
         f"""SELECT r.run_id, e.created_at, any_value(r.snapshot_id) AS snapshot_id,
-                   string_agg(DISTINCT r.revision, ',') AS revision, count(*) AS queries,
-                   {_recall_with_interval(_found(20), "recall_at_20")},
-                   avg(coalesce(1.0 / hit_rank, 0.0)) AS mrr
+                   string_agg(DISTINCT r.revision, ',') AS revision, count(*) AS queries, {figures}
             FROM retrieval_results AS r JOIN evaluation_runs AS e USING (run_id)
             WHERE r.query_kind <> 'out_of_domain' AND r.model = ? AND r.strategy = ? AND r.retriever = ?
             GROUP BY r.run_id, e.created_at ORDER BY e.created_at, r.run_id""",

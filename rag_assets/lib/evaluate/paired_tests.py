@@ -52,3 +52,8 @@ def wilcoxon_test(a: Sequence[float], b: Sequence[float]) -> PairedResult:
     else:
         p = float(stats.wilcoxon([d for d in differences if d != 0], alternative="two-sided").pvalue)
     return PairedResult(wins, losses, len(a) - wins - losses, p, "Wilcoxon signed-rank (two-sided)")
+
+
+def paired_test(measure, a: Sequence[float], b: Sequence[float]) -> PairedResult:
+    """The paired test a measure declares (``catalog.Measure.paired_test``) of ``a`` against ``b``."""
+    return {"sign": sign_test, "wilcoxon": wilcoxon_test}[measure.paired_test](a, b)

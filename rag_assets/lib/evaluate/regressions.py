@@ -13,12 +13,16 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from rag_assets.lib.evaluate.measures import K_VALUES
-from rag_assets.lib.evaluate.paired_tests import sign_test, wilcoxon_test
+from rag_assets.lib.evaluate import catalog
+from rag_assets.lib.evaluate.paired_tests import paired_test
 
 ALPHA = 0.05
 CONFIGURATION = ("model", "strategy", "retriever")
-MEASURES = (*(f"success_at_{k}" for k in K_VALUES), "mrr")
+
+
+def watched() -> list[catalog.Measure]:
+    """The measures the alarm watches (``Measure.alarm``: success@k and MRR)."""
+    return [measure for measure in catalog.MEASURES if measure.alarm]
 
 
 @dataclass(frozen=True)
@@ -61,14 +65,14 @@ class RegressionReport:
 
 def _per_query(connection: duckdb.DuckDBPyConnection, run_id: str) -> dict[tuple, dict[str, dict[str, float]]]:
     """{configuration: {query id: {measure: value}}} of one run's judged queries (a miss counts 0)."""
-    hits = ", ".join(f"coalesce(hit_rank <= {k}, false)::INTEGER AS success_at_{k}" for k in K_VALUES)
+    values = ", ".join(f"{measure.per_query} AS {measure.name}" for measure in watched())
     rows = connection.execute(
-        f"SELECT {', '.join(CONFIGURATION)}, query_id, {hits}, coalesce(1.0 / hit_rank, 0.0) AS mrr "
+        f"SELECT {', '.join(CONFIGURATION)}, query_id, {values} "
         "FROM retrieval_results WHERE run_id = ? AND query_kind <> 'out_of_domain'", [run_id]).fetchall()
     measures: dict[tuple, dict[str, dict[str, float]]] = {}
     for row in rows:
         configuration, query, values = row[:3], row[3], row[4:]
-        measures.setdefault(configuration, {})[query] = dict(zip(MEASURES, values))
+        measures.setdefault(configuration, {})[query] = dict(zip((m.name for m in watched()), values))
     return measures
 
 
@@ -89,10 +93,11 @@ def latest_regressions(connection: duckdb.DuckDBPyConnection, alpha: float = ALP
         if not queries:
             continue
         report.configurations += 1
-        for measure in MEASURES:
+        for alarm in watched():
+            measure = alarm.name
             a = [new[configuration][q][measure] for q in queries]
             b = [old[configuration][q][measure] for q in queries]
-            result = wilcoxon_test(a, b) if measure == "mrr" else sign_test(a, b)
+            result = paired_test(alarm, a, b)
             if result.losses > result.wins and result.p_value < alpha:
                 lost = tuple(q for q, x, y in zip(queries, a, b) if x < y)
                 report.drops.append(Drop(*configuration, measure, sum(a) / len(a), sum(b) / len(b), result.wins,

@@ -15,12 +15,12 @@ from pathlib import Path
 import pyarrow as pa
 
 from rag_assets.lib.embed.models import DEFAULT_MODEL
+from rag_assets.lib.evaluate.catalog import K_VALUES, measure
 from rag_assets.lib.evaluate.comparisons import (
     REPORT_STRATEGY,
     STRATEGY_RETRIEVER,
     comparisons_heading,
 )
-from rag_assets.lib.evaluate.measures import K_VALUES
 from rag_assets.lib.evaluate.refusal import RULE
 from rag_assets.lib.evaluate.tables import (
     format_chunk_stats,
@@ -58,7 +58,7 @@ def retriever_bars(table: pa.Table, model: str, strategy: str) -> bytes:
     plt = pyplot()
     rows = sorted((r for r in table.to_pylist() if r["model"] == model and r["strategy"] == strategy),
                   key=lambda r: r["retriever"])
-    measures = [("success_at_1", "S@1"), ("success_at_4", "S@4"), ("mrr", "MRR")]
+    measures = [(name, measure(name).label) for name in ("success_at_1", "success_at_4", "mrr")]
     figure, axes = plt.subplots(figsize=(7, 4.2))
     width = 0.8 / max(len(rows), 1)
     for index, row in enumerate(rows):

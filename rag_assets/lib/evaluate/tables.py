@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from rag_assets.lib.evaluate import catalog
 from rag_assets.lib.evaluate.comparisons import REPORT_STRATEGY
-from rag_assets.lib.evaluate.measures import GROUPABLE, K_VALUES, NDCG_DEPTH
+from rag_assets.lib.evaluate.measures import GROUPABLE
 from rag_assets.lib.formats.markdown import markdown_table, with_interval
 from rag_assets.lib.retrieve.ann import RECALL_DEPTHS
 
@@ -19,8 +20,7 @@ def _interval(measure: str, digits: int = 3):
 def format_table(table: pa.Table, digits: int = 3) -> str:
     """A comparison (``measures.comparison``): the grouping columns, queries, and each figure as 'value [low, high]'."""
     keys = [name for name in table.column_names if name in GROUPABLE]
-    measures = [(f"success_at_{k}", f"S@{k}") for k in K_VALUES] + [("precision_at_4", "P@4"), ("mrr", "MRR"),
-                                                                    (f"ndcg_at_{NDCG_DEPTH}", f"nDCG@{NDCG_DEPTH}")]
+    measures = [(measure.name, measure.label) for measure in catalog.MEASURES if measure.shown]
     columns = [(key, lambda row, key=key: row[key]) for key in keys] + [("queries", lambda row: row["queries"])]
     columns += [(label, _interval(measure, digits)) for measure, label in measures]
     return markdown_table(columns, table.to_pylist())

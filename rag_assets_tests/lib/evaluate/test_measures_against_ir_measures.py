@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ir_measures import RR, P, Qrel, R, ScoredDoc, Success, nDCG
 
-from rag_assets.lib.evaluate.measures import K_VALUES, comparison, write_results
+from rag_assets.lib.evaluate.catalog import K_VALUES
+from rag_assets.lib.evaluate.measures import comparison, write_results
 
 SCHEMA = pa.schema([("query_id", pa.string()), ("query_kind", pa.string()), ("hit_rank", pa.int64()),
                     ("relevant_ranks", pa.list_(pa.int64())), ("relevant_total", pa.int64()), ("phrasing", pa.string()),
