@@ -50,9 +50,8 @@ class Evaluation(_Group):
 
     top_k: int = Field(25, ge=1, description="Chunks kept per query and retriever.")
     retrievers: Annotated[list[str], NoDecode] = Field(
-        ["dense", "ann", "bm25", "hybrid", "late_interaction", "cross_encoder"],
-        description="Retrievers to run, comma-separated (see rag_assets/lib/retrieve); unavailable ones are "
-        "skipped and reported.")
+        [], description="Retrievers to run, comma-separated (none: every registered retriever, see "
+        "rag_assets/lib/retrieve/engine.py); unavailable ones are skipped and reported.")
     cross_encoder: str = Field("", description="Folder of a trained sentence-transformers CrossEncoder for the "
                                "second stage; '' for none.")
     phrasings: Annotated[list[str], NoDecode] = Field(

@@ -65,6 +65,16 @@ def positive_int(text: str) -> int:
     return value
 
 
+def gated_retriever(text: str) -> str:
+    """An argparse type: a retriever with a distance ``ask`` may gate on (the retriever registry says which;
+    read only when the option is given, so that the command line starts without loading the retrievers)."""
+    from rag_assets.lib.retrieve.engine import gated
+
+    if text not in gated():
+        raise argparse.ArgumentTypeError(f"{text!r} has no distance to gate on; choose from {', '.join(gated())}")
+    return text
+
+
 def distance_cut(text: str) -> float:
     """An argparse type: a cosine distance, a finite number from 0 to 2."""
     try:
@@ -160,7 +170,8 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
                      "keeps the index loaded between them")
     ask.add_argument("--model", help="registry key (default: the best configuration of the latest metrics)")
     ask.add_argument("--strategy", help="chunking strategy (default: as --model)")
-    ask.add_argument("--retriever", choices=("dense", "ann", "late_interaction"), help="retriever (default: as --model)")
+    ask.add_argument("--retriever", type=gated_retriever,
+                     help="a retriever with a distance to gate on (default: as --model)")
     ask.add_argument("--cut", type=distance_cut,
                      help="cosine distance cut, 0 to 2 (default: the configuration's suggested cut)")
     ask.add_argument("--k", type=positive_int, default=4, help="most chunks kept (default 4)")

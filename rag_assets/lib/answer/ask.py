@@ -28,10 +28,10 @@ from typing import Callable, Sequence
 from rag_assets.lib.embed.partition import token_cache, vectors_of
 from rag_assets.lib.embed.spec import Embedder
 from rag_assets.lib.evalsets.queries import Query
-from rag_assets.lib.retrieve.engine import Index, Ranking, run_retrievers
+from rag_assets.lib.retrieve.engine import Index, Ranking, gated, run_retrievers
 from rag_assets.lib.store import paths
 
-GATED = ("dense", "ann", "late_interaction")  # the retrievers with a distance to gate on
+GATED = gated()  # the retrievers with a distance to gate on (the registry says which)
 DEFAULT_K = 4
 DEFAULT_BUDGET = 1000
 INSTRUCTION = (

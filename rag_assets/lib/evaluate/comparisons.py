@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from rag_assets.lib.evaluate.catalog import measure as declared
 from rag_assets.lib.evaluate.paired_tests import paired_test
+from rag_assets.lib.retrieve.engine import rerankers
 from rag_assets.lib.store.stamps import EXTERNAL_MODEL  # an external retriever's rows
 
 # what the report shows by default (with the default model): the strategy whose retrievers are
@@ -29,7 +30,7 @@ STRATEGY_PAIRS = [
 ]
 STRATEGY_MEASURES = ("success_at_8", "success_at_20")
 RETRIEVER_PAIRS = [("hybrid", "dense", ("success_at_4",)), ("hybrid", "bm25", ("success_at_4",))]
-RERANKERS = ("late_interaction", "cross_encoder")
+RERANKERS = rerankers()  # the second stages, each compared with the list it re-scores
 RERANK_MEASURES = ("success_at_1", "mrr")
 
 

@@ -11,7 +11,11 @@
 - ``cross_encoder``: a configured CrossEncoder re-scoring the hybrid top ``RERANK_DEPTH``
   (``cross_encoder.py``); absent when none is configured.
 
-Adding a retriever is one module and one entry in ``RETRIEVERS``. A row's ``latency_ms`` is the
+Adding a retriever is one module and one entry in ``RETRIEVERS``; the entry carries the retriever's facts
+(``uses_model``: whether its ranking depends on the embedding model; ``gated``: whether it has a distance
+``ask`` may gate on; ``reranks``: whether it re-scores another's list), and every list of retrievers
+elsewhere (the default of the ``evaluation.retrievers`` setting, ``ask``'s, the paired comparisons') is
+derived from them. A row's ``latency_ms`` is the
 whole pipeline's time for that query (a second stage includes the first), ``stage_ms`` the
 retriever's own.
 """
@@ -101,6 +105,10 @@ class Retriever(Protocol):
 
     name: str
     inputs: tuple[str, ...]
+    embeds: bool  # it embeds the query or the chunks itself (``uses_model`` adds its inputs')
+    gated: bool  # its ranking has a distance (lower is closer) that ``ask`` may gate on
+    reranks: bool  # it re-scores the list of its one input
+    unavailable: str  # why it is skipped when ``available`` is False
 
     def available(self, index: Index) -> bool: ...
 
@@ -113,7 +121,11 @@ class FirstStage:
 
     name: str
     search: Callable[[Index, str, int], tuple[list[int], list[float], list[float] | None]]
+    embeds: bool
+    gated: bool
     inputs: tuple[str, ...] = ()
+    reranks = False
+    unavailable = "not available"
 
     def available(self, index: Index) -> bool:
         return True
@@ -128,6 +140,10 @@ class Fusion:
 
     name: str
     inputs: tuple[str, ...]
+    embeds = False
+    gated = False
+    reranks = False
+    unavailable = "not available"
 
     def available(self, index: Index) -> bool:
         return True
@@ -144,8 +160,15 @@ class Rerank:
     name: str
     rerank: Callable[[Index, str, Sequence[int], int], tuple[list[int], list[float]]]
     inputs: tuple[str, ...]
+    embeds: bool
     needs: Callable[[Index], bool] = lambda index: True
+    unavailable: str = "not available"  # why, when ``needs`` is not met
     distance: Callable[[float], float] | None = None  # a score as a distance (lower is closer), if it has one
+    reranks = True
+
+    @property
+    def gated(self) -> bool:
+        return self.distance is not None
 
     def available(self, index: Index) -> bool:
         return self.needs(index)
@@ -158,15 +181,38 @@ class Rerank:
 RETRIEVERS: dict[str, Retriever] = {
     r.name: r
     for r in (
-        FirstStage("dense", dense.search),
-        FirstStage("ann", ann.search),
-        FirstStage("bm25", bm25.search),
+        FirstStage("dense", dense.search, embeds=True, gated=True),
+        FirstStage("ann", ann.search, embeds=True, gated=True),
+        FirstStage("bm25", bm25.search, embeds=False, gated=False),
         Fusion("hybrid", inputs=("dense", "bm25")),
-        Rerank("late_interaction", late_interaction.rerank, inputs=("hybrid",), distance=lambda score: 1.0 - score),
-        Rerank("cross_encoder", cross_encoder.rerank, inputs=("hybrid",),
-               needs=lambda index: index.cross_encoder is not None),
+        Rerank("late_interaction", late_interaction.rerank, inputs=("hybrid",), embeds=True,
+               distance=lambda score: 1.0 - score),
+        Rerank("cross_encoder", cross_encoder.rerank, inputs=("hybrid",), embeds=False,
+               needs=lambda index: index.cross_encoder is not None,
+               unavailable="no cross encoder configured (settings.cross_encoder)"),
     )
 }
+
+
+def uses_model(name: str) -> bool:
+    """Whether the retriever's ranking depends on the embedding model: it embeds, or an input of it does."""
+    retriever = RETRIEVERS[name]
+    return retriever.embeds or any(uses_model(upstream) for upstream in retriever.inputs)
+
+
+def gated() -> tuple[str, ...]:
+    """The retrievers with a distance ``ask`` may gate on (registry order)."""
+    return tuple(name for name, retriever in RETRIEVERS.items() if retriever.gated)
+
+
+def rerankers() -> tuple[str, ...]:
+    """The second stages: the retrievers that re-score another's list (registry order)."""
+    return tuple(name for name, retriever in RETRIEVERS.items() if retriever.reranks)
+
+
+def unknown(names: Sequence[str]) -> list[str]:
+    """Those of ``names`` that are no registered retriever."""
+    return [name for name in names if name not in RETRIEVERS]
 
 
 def available(index: Index, names: Sequence[str] | None = None) -> list[str]:

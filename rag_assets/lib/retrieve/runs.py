@@ -25,7 +25,7 @@ from rag_assets.lib.retrieve.ann import RECALL_DEPTHS, HNSWConfig, recall_agains
 from rag_assets.lib.retrieve.bm25 import DEFAULT as BM25_DEFAULT
 from rag_assets.lib.retrieve.bm25 import BM25Config
 from rag_assets.lib.retrieve.dense import BLOCK_ROWS as DENSE_BLOCK_ROWS
-from rag_assets.lib.retrieve.engine import Index, available, run_retrievers
+from rag_assets.lib.retrieve.engine import RETRIEVERS, Index, available, run_retrievers, unknown
 from rag_assets.lib.store.schemas import (
     QUERY_COLUMNS,
     RETRIEVAL_RUNS,
@@ -58,6 +58,9 @@ def retrieve_and_judge(
 
     With ``home``, late interaction's token vectors are read from and stored in its token cache.
     """
+    if unknown(retrievers):
+        raise ValueError(f"unknown retriever(s) {', '.join(unknown(retrievers))} in the evaluation.retrievers setting; "
+                         f"the retrievers are {', '.join(RETRIEVERS)}")
     check_index(embeddings, chunks, embedder, partition)
     queries = queries_from_rows(eval_set.to_pylist())
     documents = canonical_texts(extracted_text.to_pylist())
@@ -97,8 +100,7 @@ def ann_recall(rows: list[dict]) -> dict:
 
 
 def _figures(rows: list[dict], queries: list, ran: list[str], asked: Sequence[str], top_k: int) -> dict:
-    skipped = {name: "no cross encoder configured (settings.cross_encoder)" if name == "cross_encoder"
-               else "not available" for name in asked if name not in ran}
+    skipped = {name: RETRIEVERS[name].unavailable for name in (asked or RETRIEVERS) if name not in ran}
     judged = [row for row in rows if row["query_kind"] != OUT_OF_DOMAIN]
     hits = {
         name: {"hits": sum(r["hit_rank"] is not None for r in judged if r["retriever"] == name),

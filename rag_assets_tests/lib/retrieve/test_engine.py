@@ -53,3 +53,36 @@ def test_a_second_stage_alone_still_runs_its_inputs(index):
 def test_a_cross_encoder_folder_must_hold_a_model(tmp_path):
     with pytest.raises(CrossEncoderUnavailable, match=f"{tmp_path}.*trained sentence-transformers CrossEncoder"):
         load(str(tmp_path))
+
+
+def test_the_registry_entries_carry_the_facts_every_other_list_of_retrievers_is_derived_from():
+    from rag_assets.lib.answer.ask import GATED
+    from rag_assets.lib.evaluate.comparisons import RERANKERS
+    from rag_assets.lib.retrieve.engine import gated, rerankers, uses_model
+
+    assert [name for name in RETRIEVERS if not uses_model(name)] == ["bm25"]  # hybrid uses dense's vectors
+    assert gated() == GATED == ("dense", "ann", "late_interaction")
+    assert rerankers() == RERANKERS == ("late_interaction", "cross_encoder")
+
+
+def test_a_retriever_added_to_the_registry_is_run_by_default_gated_and_compared(index, monkeypatch):
+    from rag_assets.cli import gated_retriever
+    from rag_assets.lib.retrieve import dense
+    from rag_assets.lib.retrieve.engine import FirstStage, gated, uses_model
+
+    monkeypatch.setitem(RETRIEVERS, "dense_again", FirstStage("dense_again", dense.search, embeds=True, gated=True))
+    rows = run_retrievers([Query("q1", "n1", "doc", "vinegar kettle")], index, k=2)
+    assert "dense_again" in {row["retriever"] for row in rows}  # an empty list of names runs every one
+    assert "dense_again" in gated() and uses_model("dense_again") and gated_retriever("dense_again")
+    with pytest.raises(Exception, match="'bm25' has no distance to gate on; choose from dense, ann"):
+        gated_retriever("bm25")
+
+
+def test_an_unknown_retriever_setting_is_refused_naming_the_registered_ones():
+    import pyarrow as pa
+
+    from rag_assets.lib.retrieve.runs import retrieve_and_judge
+
+    empty = pa.table({"x": [1]})
+    with pytest.raises(ValueError, match="unknown retriever.* dnese .*the retrievers are dense, ann, bm25"):
+        retrieve_and_judge(empty, empty, empty, empty, HashingEmbedder(dimension=8), ["dense", "dnese"], 3)
