@@ -14,18 +14,8 @@ import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-FORMAT_BY_SUFFIX = {
-    ".html": "html",
-    ".htm": "html",
-    ".xhtml": "html",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".mdx": "markdown",
-    ".rst": "rst",
-    ".txt": "text",
-    ".text": "text",
-    ".pdf": "pdf",
-}
+from rag_assets.lib.ingest.extraction.registry import FORMAT_BY_SUFFIX  # the formats, declared once
+
 UNSUPPORTED = "unsupported"
 BEIR_CORPUS = "beir-corpus"  # one file holding many documents
 BEIR_EVAL = "beir-eval"  # queries, judgements and evidence of a BEIR folder: not documents
