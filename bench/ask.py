@@ -25,7 +25,7 @@ sys.path.insert(0, str(PROJECT))
 from rag_assets.lib.answer.ask import ask, load_index  # noqa: E402
 from rag_assets.lib.embed.models import load_model  # noqa: E402
 from rag_assets.lib.store import paths  # noqa: E402
-from rag_assets.settings import DEFAULT_EVAL_SET  # noqa: E402
+from rag_assets.settings import DEFAULT_EVAL_SET, current  # noqa: E402
 
 
 def main() -> int:
@@ -35,7 +35,7 @@ def main() -> int:
     parser.add_argument("--cut", type=float, default=0.6)
     parser.add_argument("--cold", type=int, default=10, help="cold asks to time, each a new process (0: none)")
     args = parser.parse_args()
-    home = paths.storage_home()
+    home = current().home
     questions = [q for line in DEFAULT_EVAL_SET.read_text().splitlines() if line.strip()
                  for q in json.loads(line)["questions"].values()]
     embedder = load_model(args.model, onnx_dir=paths.onnx_dir(home))

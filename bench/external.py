@@ -29,7 +29,7 @@ from rag_assets.lib.evalsets.loading import load_eval_set  # noqa: E402
 from rag_assets.lib.ingest.chunking import STRATEGIES, chunk_rows  # noqa: E402
 from rag_assets.lib.ingest.corpus import scan_corpus  # noqa: E402
 from rag_assets.lib.ingest.documents import extract_file  # noqa: E402
-from rag_assets.lib.retrieve.external import ExternalSpec, ask_all, asker  # noqa: E402
+from rag_assets.lib.retrieve.external import ask_all, asker, spec_from  # noqa: E402
 from rag_assets_tests.servers import ChromaServer, RetrievalService  # noqa: E402
 
 FIXTURES = PROJECT / "rag_assets_tests" / "fixtures"
@@ -63,11 +63,10 @@ def main() -> int:
         service = RetrievalService(folder / "uvicorn.log", corpus=CORPUS)
         chroma = ChromaServer(folder)
         try:
-            import os
-
-            os.environ["BENCH_TOKEN"] = f"Bearer {service.token}"
-            http = ExternalSpec("http", "http", {"url": f"{service.url}/search", "headers": {"Authorization": "BENCH_TOKEN"}})
-            results["http (uvicorn, loopback)"] = median_ms(asker(http), questions)
+            token = {"BENCH_TOKEN": f"Bearer {service.token}"}  # what the caller reads from the environment
+            http = spec_from({"key": "http", "kind": "http", "url": f"{service.url}/search",
+                              "headers": {"Authorization": "BENCH_TOKEN"}})
+            results["http (uvicorn, loopback)"] = median_ms(asker(http, environ=token), questions)
             import chromadb
             import lancedb
 
@@ -75,16 +74,17 @@ def main() -> int:
                 "bench", metadata={"hnsw:space": "cosine"})
             collection.add(ids=[c["chunk_id"] for c in chunks], embeddings=vectors.tolist(),
                            documents=[c["content"] for c in chunks], metadatas=[{"doc_id": c["doc_id"]} for c in chunks])
-            spec = ExternalSpec("chroma", "chroma", {"host": "127.0.0.1", "port": chroma.port, "collection": "bench",
-                                                     "model": "wordllama"})
+            spec = spec_from({"key": "chroma", "kind": "chroma", "host": "127.0.0.1", "port": chroma.port,
+                              "collection": "bench", "model": "wordllama"})
             results["chroma (server, loopback)"] = median_ms(asker(spec, model.embed_queries), questions)
             lancedb.connect(str(folder / "lance")).create_table(
                 "bench", data=[{"vector": v.tolist(), "text": c["content"], "doc_id": c["doc_id"]}
                                for c, v in zip(chunks, vectors)])
-            spec = ExternalSpec("lance", "lancedb", {"uri": str(folder / "lance"), "table": "bench", "model": "wordllama"})
+            spec = spec_from({"key": "lance", "kind": "lancedb", "uri": str(folder / "lance"), "table": "bench",
+                              "model": "wordllama"})
             results["lancedb (table, in process)"] = median_ms(asker(spec, model.embed_queries), questions)
             throughput = {}
-            ask = asker(http)
+            ask = asker(http, environ=token)
             many = [(str(i), q) for i, q in enumerate(questions * 4)]
             for in_flight in (1, 4, 16):
                 started = time.perf_counter()

@@ -25,7 +25,8 @@ sys.path.insert(0, str(PROJECT))
 
 from rag_assets.lib.evaluate.measures import comparison  # noqa: E402
 from rag_assets.lib.evaluate.trec import stored_rows, trec_lines  # noqa: E402
-from rag_assets.lib.store.paths import duckdb_path, storage_home  # noqa: E402
+from rag_assets.lib.store.paths import duckdb_path  # noqa: E402
+from rag_assets.settings import current  # noqa: E402
 
 MEASURES = {"success_at_1": "hit_rate@1", "success_at_4": "hit_rate@4", "success_at_8": "hit_rate@8",
             "success_at_20": "hit_rate@20", "mrr": "mrr", "ndcg_at_10": "ndcg@10"}
@@ -49,7 +50,7 @@ def to_ranx(run_lines: list[str], qrels_lines: list[str]):
 def main() -> int:
     from ranx import evaluate
 
-    database = duckdb_path(storage_home())
+    database = duckdb_path(current().home)
     with duckdb.connect(str(database), read_only=True) as connection:
         started = time.perf_counter()
         ours = {(r["model"], r["strategy"], r["retriever"]): r for r in comparison(connection).to_pylist()}

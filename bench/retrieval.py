@@ -23,8 +23,12 @@ from rag_assets.lib.ingest.corpus import scan_corpus
 from rag_assets.lib.ingest.extraction import extract_document
 from rag_assets.lib.retrieve.bm25 import BM25, tokenize
 from rag_assets.lib.retrieve.dense import dense_top_k
-from rag_assets.lib.store.paths import duckdb_path, storage_home  # noqa: E402
-from rag_assets.settings import DEFAULT_CORPUS_DIR, DEFAULT_EVAL_SET  # noqa: E402
+from rag_assets.lib.store.paths import duckdb_path  # noqa: E402
+from rag_assets.settings import (  # noqa: E402
+    DEFAULT_CORPUS_DIR,
+    DEFAULT_EVAL_SET,
+    current,  # noqa: E402
+)
 
 
 def best_of(repeats: int, function) -> float:
@@ -99,7 +103,7 @@ def main() -> None:
         print(f"dense scan at {n_chunks} chunks x 384: {single * 1e3:.3f} ms per query one at a time, "
               f"{batched * 1e3:.3f} ms per query in a batch of {len(batch)} ({single / batched:.1f}x less)")
 
-    database = duckdb_path(storage_home())
+    database = duckdb_path(current().home)
     if not database.exists():
         print(f"no stored runs at {database}: run `make demo` for the reranker's cost and gain")
         return

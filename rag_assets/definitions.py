@@ -78,8 +78,9 @@ def build_definitions(settings: RagSettings | None = None, models: EmbeddingMode
         executor=executor_for(configured.scale_out),
         resources={
             "settings": settings,
-            "models": models or EmbeddingModels(onnx_dir=str(paths.onnx_dir(Path(settings.home)))),
-            "io_manager": ParquetIOManager(home=settings.home),
+            "models": models or EmbeddingModels(onnx_dir=str(paths.onnx_dir(Path(settings.home))),
+                                                models_file=settings.models_file),
+            "io_manager": ParquetIOManager(home=settings.home, object_store=settings.object_store),
         },
     )
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal, get_origin
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from dagster import (
+    Config,
     ConfigurableIOManager,
     ConfigurableResource,
     InputContext,
@@ -24,6 +26,7 @@ from rag_assets.lib.embed.spec import Embedder
 from rag_assets.lib.retrieve.ann import HNSWConfig
 from rag_assets.lib.retrieve.bm25 import BM25Config
 from rag_assets.lib.store import paths
+from rag_assets.lib.store.object_store import use_object_store
 from rag_assets.lib.store.paths import (
     StagedParquet,
     full_disk_named,
@@ -58,17 +61,40 @@ def _setting(path: str):
     return Field(default_factory=lambda: settings.value(path), description=settings.description(path))
 
 
+def _config_type(annotation):
+    """A settings field's type as Dagster's config takes it (a choice of words is a string)."""
+    return str if get_origin(annotation) is Literal else annotation
+
+
+def group_config(group: str) -> type[Config]:
+    """The Dagster config of one settings group, generated from it (``rag_assets.settings.GROUPS``): every
+    field of the group, its type, its description, and as default the setting's value when built."""
+    fields = settings.GROUPS[group].model_fields
+    namespace = {"__annotations__": {name: _config_type(info.annotation) for name, info in fields.items()},
+                 "__doc__": settings.GROUPS[group].__doc__,
+                 **{name: _setting(f"{group}.{name}") for name in fields}}
+    return type(f"{settings.GROUPS[group].__name__}Config", (Config,), namespace)
+
+
+BM25Settings = group_config("bm25")
+HNSWSettings = group_config("hnsw")
+ObjectStoreSettings = group_config("object_store")
+
+
 class RagSettings(ConfigurableResource):
     """What the graph reads and where it writes: any document folder and needle set a user brings.
 
     Every field is a setting of ``rag_assets.settings`` (its default and its environment variable);
-    a run's configuration may set any of them (the UI's launchpad, the command line's options)."""
+    a run's configuration may set any of them (the UI's launchpad, the command line's options). The
+    groups ``bm25``, ``hnsw`` and ``object_store`` are nested configs generated from their settings groups."""
 
     home: str = _setting("home")
     corpus_dir: str = _setting("corpus")
     eval_set: str = _setting("eval_set")
     beir_split: str = _setting("beir_split")
     out_of_domain: str = _setting("out_of_domain")
+    models_file: str = _setting("models_file")
+    retrievers_file: str = _setting("retrievers_file")
     phrasings: list[str] = _setting("evaluation.phrasings")
     max_document_bytes: int = _setting("evaluation.max_document_bytes")
     top_k: int = _setting("evaluation.top_k")
@@ -79,25 +105,21 @@ class RagSettings(ConfigurableResource):
     ray_address: str = _setting("scale_out.ray_address")
     dask_scheduler: str = _setting("scale_out.dask_scheduler")
     dense_block_rows: int = _setting("scale_out.dense_block_rows")
-    ann_m: int = _setting("hnsw.m")
-    ann_ef_construction: int = _setting("hnsw.ef_construction")
-    ann_ef_search: int = _setting("hnsw.ef_search")
-    bm25_k1: float = _setting("bm25.k1")
-    bm25_b: float = _setting("bm25.b")
-    bm25_lowercase: bool = _setting("bm25.lowercase")
-    bm25_stopwords: str = _setting("bm25.stopwords")
-    bm25_stemmer: str = _setting("bm25.stemmer")
+    bm25: BM25Settings = Field(default_factory=lambda: BM25Settings(), description=settings.GROUPS["bm25"].__doc__)
+    hnsw: HNSWSettings = Field(default_factory=lambda: HNSWSettings(), description=settings.GROUPS["hnsw"].__doc__)
+    object_store: ObjectStoreSettings = Field(default_factory=lambda: ObjectStoreSettings(),
+                                              description=settings.GROUPS["object_store"].__doc__)
     nightly_cron: str = _setting("schedule.cron")
     nightly_timezone: str = _setting("schedule.timezone")
 
-    @property
-    def ann(self) -> HNSWConfig:
-        return HNSWConfig(m=self.ann_m, ef_construction=self.ann_ef_construction, ef_search=self.ann_ef_search)
+    def setup_for_execution(self, context) -> None:
+        use_object_store(Path(self.home), self.object_store.url, self.object_store.options)
 
-    @property
-    def bm25(self) -> BM25Config:
-        return BM25Config(k1=self.bm25_k1, b=self.bm25_b, lowercase=self.bm25_lowercase,
-                          stopwords=self.bm25_stopwords, stemmer=self.bm25_stemmer)
+    def bm25_config(self) -> BM25Config:
+        return BM25Config.of(self.bm25)
+
+    def hnsw_config(self) -> HNSWConfig:
+        return HNSWConfig(**self.hnsw.model_dump())
 
     @property
     def duckdb_path(self) -> Path:
@@ -115,6 +137,11 @@ class ParquetIOManager(ConfigurableIOManager):
     """
 
     home: str = _setting("home")
+    object_store: ObjectStoreSettings = Field(default_factory=lambda: ObjectStoreSettings(),
+                                              description=settings.GROUPS["object_store"].__doc__)
+
+    def setup_for_execution(self, context) -> None:
+        use_object_store(Path(self.home), self.object_store.url, self.object_store.options)
 
     def _path(self, context: InputContext | OutputContext, partition_key: str | None) -> Path:
         dimensions = None if partition_key is None else dimensions_of(context.asset_partitions_def, partition_key)
@@ -166,7 +193,7 @@ class ParquetIOManager(ConfigurableIOManager):
         return pa.concat_tables(tables)
 
 
-_LOADED_MODELS: dict[tuple[str, str], Embedder] = {}
+_LOADED_MODELS: dict[tuple[str, str, str], Embedder] = {}
 
 
 class EmbeddingModels(ConfigurableResource):
@@ -177,6 +204,11 @@ class EmbeddingModels(ConfigurableResource):
         description="Folder for ONNX graphs exported from sentence-transformers weights (faster on CPU); "
         "'' runs them with PyTorch.",
     )
+    models_file: str = _setting("models_file")
+
+    def models(self) -> dict:
+        """The model registry: the built-in models and those of ``models_file``."""
+        return registry(self.models_file)
 
     def setup_for_execution(self, context) -> None:
         """In a run the daemon started (any trigger but ``cli``), at most ``instance.run_threads`` threads:
@@ -188,24 +220,25 @@ class EmbeddingModels(ConfigurableResource):
             limit_threads(settings.current().instance.threads_per_run())
 
     def get(self, key: str) -> Embedder:
-        models = registry()
+        models = self.models()
         if key not in models:
-            return load_model(key)  # raises, naming the registry
-        loaded = _LOADED_MODELS.get((key, self.onnx_dir))
+            return load_model(key, models)  # raises, naming the registry
+        kept = (key, self.onnx_dir, repr(models[key]))
+        loaded = _LOADED_MODELS.get(kept)
         if loaded is None or loaded.revision != current_revision(models[key]):
-            loaded = load_model(key, onnx_dir=Path(self.onnx_dir) if self.onnx_dir else None)
-            _LOADED_MODELS[(key, self.onnx_dir)] = loaded
+            loaded = load_model(key, models, onnx_dir=Path(self.onnx_dir) if self.onnx_dir else None)
+            _LOADED_MODELS[kept] = loaded
         return loaded
 
     def installed_revision(self, key: str) -> str:
         """The revision of the weights installed now, computed from the files without loading them."""
-        return current_revision(registry()[key])
+        return current_revision(self.models()[key])
 
     def registered(self) -> list[str]:
         """The keys of the model registry now (the metrics evaluate the partitions of these only)."""
-        return list(registry())
+        return list(self.models())
 
     def installed_revisions(self, stamps) -> dict[str, str]:
         """{model: installed revision} for every registered model the stamps name."""
         named = {s["model"] for s in stamps}
-        return {key: self.installed_revision(key) for key in registry() if key in named}
+        return {key: self.installed_revision(key) for key in self.models() if key in named}

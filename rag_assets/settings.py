@@ -24,12 +24,13 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
+from rag_assets.lib.retrieve.config import DENSE_BLOCK_ROWS, BM25Parameters, HNSWParameters
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS_DIR = PROJECT_ROOT / "data" / "corpus" / "python-3.11-docs" / "html"
 DEFAULT_EVAL_SET = PROJECT_ROOT / "data" / "eval" / "python-3.11-docs.needles.jsonl"
 DEFAULT_OUT_OF_DOMAIN = PROJECT_ROOT / "data" / "eval" / "python-3.11-docs.out_of_domain.jsonl"
 PREFIX = "RAG_ASSETS_"
-DENSE_BLOCK_ROWS = 65_536  # about 1.3 MB of the dense retriever's working memory per query
 
 
 class SettingsError(ValueError):
@@ -66,25 +67,16 @@ class Evaluation(_Group):
         return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
 
 
-class BM25(_Group):
-    """Okapi BM25's parameters."""
+class BM25(_Group, BM25Parameters):
+    """Okapi BM25's parameters (declared in ``lib/retrieve/config.py``)."""
 
     model_config = SettingsConfigDict(env_prefix=PREFIX + "BM25_")
-    k1: float = Field(1.2, ge=0, description="BM25's term-frequency saturation k1.")
-    b: float = Field(0.75, ge=0, le=1, description="BM25's length normalisation b.")
-    lowercase: bool = Field(True, description="BM25 lower-cases tokens.")
-    stopwords: Literal["none", "english"] = Field("none", description="BM25 stop words: 'none' or 'english' "
-                                                  "(Lucene's set).")
-    stemmer: str = Field("none", description="BM25 stemming: 'none' or a Snowball language ('english').")
 
 
-class HNSW(_Group):
-    """The ann retriever's HNSW graph (faiss)."""
+class HNSW(_Group, HNSWParameters):
+    """The ann retriever's HNSW graph (faiss; declared in ``lib/retrieve/config.py``)."""
 
     model_config = SettingsConfigDict(env_prefix=PREFIX + "HNSW_")
-    m: int = Field(32, ge=2, description="Neighbours per node (faiss M).")
-    ef_construction: int = Field(200, ge=1, description="The candidate list while building.")
-    ef_search: int = Field(128, ge=1, description="The candidate list while searching.")
 
 
 class Schedule(_Group):
@@ -434,38 +426,3 @@ def _default(group: type[_Group], field: str) -> str:
 def defaults(group: type[_Group]) -> _Group:
     """A group with every field at its default, the environment unread (what the library's own defaults are)."""
     return group.model_construct()
-
-
-# --- the process environment, written ------------------------------------------------------------
-
-
-def use_dagster_home(folder: Path) -> None:
-    """Point Dagster at an instance folder (``DAGSTER_HOME``) for this process and its children."""
-    os.environ["DAGSTER_HOME"] = str(folder)
-
-
-def keep_models_offline() -> None:
-    """No model hub is reachable: Hugging Face libraries load from local files only. The tokenizer's
-    "Token indices sequence length is longer than the specified maximum" is not shown: truncation at the
-    model's window is intended, and counted (the embeddings' ``truncated`` column)."""
-    import logging
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    logging.getLogger("transformers.tokenization_utils_base").addFilter(_IntendedTruncation())
-
-
-class _IntendedTruncation:
-    def filter(self, record) -> bool:
-        return not str(record.getMessage()).startswith("Token indices sequence length is longer than")
-
-
-def set_debug() -> None:
-    """``--debug``: this process and the runs it starts report failures in full."""
-    os.environ[PREFIX + "DEBUG"] = "1"
-
-
-def inherited(names) -> dict[str, str]:
-    """Those of these variables this process was started with, and their values (not settings of
-    rag_assets: what a cluster worker inherited, such as the allocator's)."""
-    return {name: os.environ[name] for name in names if name in os.environ}

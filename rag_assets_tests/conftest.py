@@ -50,12 +50,13 @@ def _isolated_home(tmp_path, monkeypatch):
 @pytest.fixture
 def register_models(tmp_path, monkeypatch):
     """``register(*specs)``: add model registry entries for one test as a user does, in a registry file
-    named by RAG_ASSETS_MODELS_FILE (the built-in models stay registered)."""
+    named by RAG_ASSETS_MODELS_FILE (the built-in models stay registered); returns the file's path."""
     registry = tmp_path / "registered-models.json"
 
-    def register(*specs) -> None:
+    def register(*specs) -> str:
         entries = json.loads(registry.read_text()) if registry.exists() else []
         registry.write_text(json.dumps(entries + [asdict(spec) for spec in specs]))
         monkeypatch.setenv("RAG_ASSETS_MODELS_FILE", str(registry))
+        return str(registry)
 
     return register

@@ -13,10 +13,11 @@ from dagster import AssetKey, DagsterInstance
 
 from rag_assets.lib.store import object_store as store_module
 from rag_assets.lib.store import paths
-from rag_assets.lib.store.object_store import ObjectStoreError, object_store
+from rag_assets.lib.store.object_store import ObjectStoreError, object_store, use_object_store
 from rag_assets.resources import RagSettings
 from rag_assets.runner.evaluation import Runner, materialize_all
 from rag_assets.runner.failures import RunFailed
+from rag_assets.settings import SettingsError, current
 from rag_assets_tests.conftest import FIXTURES
 from rag_assets_tests.fakes import FakeEmbeddingModels
 from rag_assets_tests.servers import S3Server
@@ -33,6 +34,8 @@ def s3(tmp_path, monkeypatch):
     server = S3Server(tmp_path / "s3.log")
     monkeypatch.setenv("RAG_ASSETS_OBJECT_STORE", server.url)
     monkeypatch.setenv("RAG_ASSETS_OBJECT_STORE_OPTIONS", json.dumps(server.options))
+    for machine in ("machine-1", "machine-2"):  # as the command line and the resources do for their home
+        use_object_store(tmp_path / machine, server.url, server.options)
     try:
         yield server
     finally:
@@ -151,15 +154,15 @@ def test_a_copy_is_downloaded_again_only_when_its_object_changed(s3, tmp_path, m
 
 def test_the_store_is_refused_with_what_is_wrong(monkeypatch, tmp_path):
     monkeypatch.delenv("RAG_ASSETS_OBJECT_STORE", raising=False)
-    assert object_store(tmp_path) is None
+    assert object_store(tmp_path) is None  # none given: the storage folder alone
     monkeypatch.setenv("RAG_ASSETS_OBJECT_STORE", "s3://team/rag")
     monkeypatch.setenv("RAG_ASSETS_OBJECT_STORE_OPTIONS", "{not json")
-    with pytest.raises(ObjectStoreError, match="RAG_ASSETS_OBJECT_STORE_OPTIONS=.*is not JSON"):
-        object_store(tmp_path)
+    with pytest.raises(SettingsError, match="RAG_ASSETS_OBJECT_STORE_OPTIONS=.*is not JSON"):
+        current()
     monkeypatch.setenv("RAG_ASSETS_OBJECT_STORE_OPTIONS", "[1]")
-    with pytest.raises(ObjectStoreError, match="must be a JSON object"):
-        object_store(tmp_path)
-    monkeypatch.setenv("RAG_ASSETS_OBJECT_STORE", "nosuchscheme://team/rag")
-    monkeypatch.setenv("RAG_ASSETS_OBJECT_STORE_OPTIONS", "{}")
+    with pytest.raises(SettingsError, match="must be a JSON object"):
+        current()
+    use_object_store(tmp_path, "nosuchscheme://team/rag", {})
     with pytest.raises(ObjectStoreError, match="RAG_ASSETS_OBJECT_STORE=nosuchscheme://team/rag"):
         object_store(tmp_path)
+    use_object_store(tmp_path, "", {})

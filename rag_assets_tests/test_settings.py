@@ -27,11 +27,12 @@ def _environment_readers(path: Path) -> list[str]:
     return found
 
 
-def test_only_the_settings_module_touches_the_environment():
-    readers = [where for path in sorted(PACKAGE.rglob("*.py")) if path.name != "settings.py" or path.parent != PACKAGE
+def test_only_the_settings_and_environment_modules_touch_the_environment():
+    owners = {PACKAGE / "settings.py", PACKAGE / "environment.py"}
+    readers = [where for path in sorted(PACKAGE.rglob("*.py")) if path not in owners
                for where in _environment_readers(path)]
     assert readers == []
-    assert _environment_readers(PACKAGE / "settings.py")  # the rule finds what it looks for
+    assert all(_environment_readers(owner) for owner in owners)  # the rule finds what it looks for
 
 
 def test_the_rule_finds_a_reader(tmp_path):
@@ -98,10 +99,25 @@ def test_the_resource_and_the_command_line_take_their_defaults_from_the_settings
     monkeypatch.setenv("RAG_ASSETS_BM25_K1", "0.9")
     monkeypatch.setenv("RAG_ASSETS_CORPUS", "/docs/team")
     resource = RagSettings()
-    assert (resource.top_k, resource.bm25_k1, resource.corpus_dir) == (7, 0.9, "/docs/team")
+    assert (resource.top_k, resource.bm25.k1, resource.corpus_dir) == (7, 0.9, "/docs/team")
+    assert resource.bm25_config().k1 == 0.9  # what the retriever receives
     args = build_parser(current()).parse_args(["evaluate"])
     assert (args.top_k, args.bm25_k1, args.corpus) == (7, 0.9, "/docs/team")
     assert "$RAG_ASSETS_TOP_K" in RagSettings.model_fields["top_k"].description
+
+
+def test_a_settings_group_is_declared_once_and_its_run_config_is_generated_from_it():
+    from rag_assets.lib.retrieve.config import BM25Parameters, HNSWParameters
+    from rag_assets.resources import RagSettings, group_config
+
+    # the groups lib receives are the models lib declares, read from the environment
+    assert issubclass(settings.BM25, BM25Parameters) and issubclass(settings.HNSW, HNSWParameters)
+    assert set(settings.BM25.model_fields) == set(BM25Parameters.model_fields)
+    for group in ("bm25", "hnsw", "object_store"):
+        nested = RagSettings.model_fields[group].annotation
+        assert set(nested.model_fields) == set(group_config(group).model_fields) == set(settings.GROUPS[group].model_fields)
+        assert all(f"${settings.variable(settings.GROUPS[group], name)}" in field.description
+                   for name, field in nested.model_fields.items())
 
 
 def test_the_library_defaults_are_the_settings_defaults():

@@ -38,6 +38,7 @@ from rag_assets.partitions import (
     model_strategy_partitions,
 )
 from rag_assets.resources import EmbeddingModels, RagSettings
+from rag_assets.settings import current
 
 NORM_TOLERANCE = 1e-5
 
@@ -58,7 +59,7 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
         page shows them. A partition that names no registry entry has no weights to observe: it is
         removed, with one warning that says how to bring it back.
         """
-        models = registry()
+        models = registry(current().models_file)
         for key in context.instance.get_dynamic_partitions(model_partitions.name):
             if key not in models:
                 context.instance.delete_dynamic_partition(model_partitions.name, key)

@@ -37,6 +37,11 @@ def stamp_rule(models: EmbeddingModels, corpus_snapshot: pa.Table):
     return lambda stamps: stamp_problems(stamps, models.installed_revisions(stamps), expected=expected)
 
 
+def external_keys(settings: RagSettings) -> list[str]:
+    """The external retrievers the settings' retrievers file registers: their partitions are evaluated."""
+    return list(external_registry(settings.retrievers_file))
+
+
 # the observed inputs are direct dependencies too: a changed corpus or model shows the metrics stale, and the
 # nightly run observes them before it evaluates
 @asset(group_name="metrics", pool=DUCKDB_WRITE_POOL, automation_condition=EVALUATE, kinds={"python", "duckdb"},
@@ -53,7 +58,7 @@ def retrieval_metrics(
     new evaluation run (history is kept); writes the report (Markdown and PNG plots) beside the file.
     """
     evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id,
-                                   stamp_rule(models, corpus_snapshot), models.registered(), list(external_registry()))
+                                   stamp_rule(models, corpus_snapshot), models.registered(), external_keys(settings))
     for warning in evaluation.warnings:
         context.log.warning(warning)
     report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,

@@ -47,7 +47,7 @@ def retrieval_runs(
     table, figures = retrieve_and_judge(
         eval_set, extracted_text, chunks, embeddings, models.get(keys_of(context.partition_key)[MODEL]),
         settings.retrievers, settings.top_k, settings.cross_encoder, partition=str(context.partition_key),
-        bm25_config=settings.bm25, home=settings.home, ann_config=settings.ann,
+        bm25_config=settings.bm25_config(), home=settings.home, ann_config=settings.hnsw_config(),
         dense_block_rows=settings.dense_block_rows)
     stamps = distinct_stamps(stamps_of(table) + stamps_of(embeddings))
     refused = stamp_problems(stamps, models.installed_revisions(stamps), expected=snapshot_of(extracted_text))

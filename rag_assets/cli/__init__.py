@@ -26,9 +26,10 @@ from rag_assets.cli.exit_codes import (
     EXIT_REFUSED,
     EXIT_USAGE,
 )
+from rag_assets.environment import set_debug
 from rag_assets.runner.interrupts import pending as interrupt_pending
 from rag_assets.runner.interrupts import watch as watch_interrupts
-from rag_assets.settings import Settings, SettingsError, current, set_debug
+from rag_assets.settings import Settings, SettingsError, current
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NO_RESULTS", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE",
            "build_parser", "main"]
@@ -256,6 +257,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     from rag_assets.runner.services import check as check_services
 
     check_services(settings, runs_the_graph=args.command in RUN_THE_GRAPH)  # before anything is written
+    from rag_assets.lib.store.object_store import use_object_store
+
+    use_object_store(settings.home, settings.object_store.url, settings.object_store.options)
     module, function = COMMANDS[args.command].split(":")
     return getattr(importlib.import_module(f"rag_assets.cli.{module}"), function)(args, settings.home)
 

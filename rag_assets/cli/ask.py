@@ -31,8 +31,9 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.lib.answer import ask as asking
     from rag_assets.lib.answer.choice import calibrated_cut, default_configuration
     from rag_assets.lib.answer.traces import record_trace
-    from rag_assets.lib.embed.models import load_for_asking
+    from rag_assets.lib.embed.models import load_for_asking, registry
     from rag_assets.lib.embed.spec import ModelUnavailableError
+    from rag_assets.settings import current
 
     interactive = args.question == "-"
     if not interactive:
@@ -48,7 +49,7 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
             with read_only(database) as connection:
                 model, strategy, retriever = default_configuration(connection, model, strategy, retriever)
                 cut = cut if cut is not None else calibrated_cut(connection, model, strategy, retriever)
-        embedder = load_for_asking(model, paths.onnx_dir(home))
+        embedder = load_for_asking(model, registry(current().models_file), paths.onnx_dir(home))
         ask_index = asking.load_index(home, embedder, strategy)
         if interactive:  # the index stays loaded: one answer per line of standard input
             return ask_each_line(ask_index, home, retriever, cut, args)

@@ -22,7 +22,7 @@ def corpus_documents(corpus: Path, home: Path) -> dict[str, tuple[str, list[dict
 
 
 def suggest_command(args: argparse.Namespace, home: Path) -> int:
-    from rag_assets.lib.embed.models import DEFAULT_MODEL, load_for_asking
+    from rag_assets.lib.embed.models import DEFAULT_MODEL, load_for_asking, registry
     from rag_assets.lib.evalsets.mining import candidates
     from rag_assets.settings import current
 
@@ -31,7 +31,8 @@ def suggest_command(args: argparse.Namespace, home: Path) -> int:
         print(f"rag-assets needles suggest: {out} exists; nothing was written (--force replaces it)", file=sys.stderr)
         return EXIT_FAILED
     documents = corpus_documents(Path(args.corpus), home)
-    embedder = None if args.no_meaning_check else load_for_asking(DEFAULT_MODEL, paths.onnx_dir(home))
+    embedder = None if args.no_meaning_check else load_for_asking(DEFAULT_MODEL, registry(current().models_file),
+                                                                      paths.onnx_dir(home))
     mined = candidates(documents, args.per_document, args.total, embedder.embed if embedder else None,
                        args.max_similarity)
     phrasings = current().evaluation.phrasings

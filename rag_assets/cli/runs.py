@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from rag_assets.cli.results import CONFIGURATION, report
+from rag_assets.environment import use_dagster_home
 from rag_assets.lib.store import paths
-from rag_assets.settings import PROJECT_ROOT, pass_project_file_on, use_dagster_home
+from rag_assets.settings import PROJECT_ROOT, current, pass_project_file_on
 
 
 def progress(line: str) -> None:
@@ -61,14 +62,13 @@ def _inputs(args: argparse.Namespace, home: Path) -> dict:
 
 
 def evaluate_command(args: argparse.Namespace, home: Path) -> int:
-    from rag_assets.resources import RagSettings
+    from rag_assets.instance.dagster_yaml import default_instance
+    from rag_assets.resources import BM25Settings, RagSettings
     from rag_assets.runner.evaluation import check_names, materialize_all
-    from rag_assets.runner.instance import default_instance
 
-    settings = RagSettings(**_inputs(args, home), beir_split=args.beir_split, bm25_k1=args.bm25_k1,
-                           bm25_b=args.bm25_b, bm25_stopwords=args.bm25_stopwords, bm25_stemmer=args.bm25_stemmer,
-                           top_k=args.top_k)
-    check_names(args.models or [], args.strategies or [])  # before the Dagster folder is created
+    bm25 = BM25Settings(k1=args.bm25_k1, b=args.bm25_b, stopwords=args.bm25_stopwords, stemmer=args.bm25_stemmer)
+    settings = RagSettings(**_inputs(args, home), beir_split=args.beir_split, bm25=bm25, top_k=args.top_k)
+    check_names(args.models or [], args.strategies or [], current().models_file)  # before the Dagster folder is created
     show_step_progress()
     outcome = materialize_all(settings, default_instance(home), model_keys=args.models, strategies=args.strategies,
                               progress=progress, rebuild=args.rebuild)
@@ -90,11 +90,11 @@ def print_verdict(home: Path) -> int:
 
 
 def backfill_command(args: argparse.Namespace, home: Path) -> int:
+    from rag_assets.instance.dagster_yaml import default_instance
     from rag_assets.resources import RagSettings
     from rag_assets.runner.evaluation import backfill_model, check_names
-    from rag_assets.runner.instance import default_instance
 
-    check_names([args.model], args.strategies or [])  # before the Dagster folder is created
+    check_names([args.model], args.strategies or [], current().models_file)  # before the Dagster folder is created
     show_step_progress()
     backfill_model(RagSettings(**_inputs(args, home)), default_instance(home), args.model, strategies=args.strategies,
                    progress=progress)
@@ -106,7 +106,7 @@ SUPERSEDED_WARNING = "Function `dev_command` is superseded"
 
 def ui_command(args: argparse.Namespace, home: Path) -> int:
     """``dagster dev`` on the project's workspace, with the instance under the storage folder."""
-    from rag_assets.runner.instance import ensure_dagster_home
+    from rag_assets.instance.dagster_yaml import ensure_dagster_home
 
     use_dagster_home(ensure_dagster_home(home))
     pass_project_file_on()  # the code location and the daemon run from the package's folder

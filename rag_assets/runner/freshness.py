@@ -58,7 +58,7 @@ def metadata_of(result, asset: str) -> dict:
 def settings_fingerprint(settings: RagSettings, models: EmbeddingModels | None = None) -> str:
     """16 hex digits over every setting and every registry entry: what a run was built with (less the
     settings that choose only where or in what steps it runs, ``EXECUTION_ONLY``)."""
-    entries = {key: repr(spec) for key, spec in sorted(registry().items())}
+    entries = {key: repr(spec) for key, spec in sorted(registry(settings.models_file).items())}
     if models is not None:
         entries["resource"] = repr(sorted(models.model_dump().items()))
     payload = json.dumps({"settings": settings.model_dump(exclude=set(EXECUTION_ONLY)), "models": entries},

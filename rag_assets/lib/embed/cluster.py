@@ -31,9 +31,9 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from rag_assets.environment import inherited
 from rag_assets.lib.embed.models import load_model
 from rag_assets.lib.embed.spec import Embedder, ModelSpec
-from rag_assets.settings import inherited
 
 SHARD = 64  # texts per task (Dask) or per actor call (Ray)
 

@@ -6,8 +6,9 @@ is computed from its files (``spec.files_revision``), so a changed file changes 
 makes every vector built with the old one stale.
 
 Adding a model is one entry: in ``BUILT_IN`` here, or, without code, in the JSON file the
-``models_file`` setting names (``RAG_ASSETS_MODELS_FILE``). ``registry()`` reads that file when
-it is asked and the file changed, never at import time.
+``models_file`` setting names (``RAG_ASSETS_MODELS_FILE``). ``registry(models_file)`` reads that file
+when it is asked and the file changed, never at import time; the caller passes the file (lib/ reads no
+setting).
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from rag_assets.lib.embed.spec import (
 from rag_assets.lib.embed.wordllama_model import WordLlamaEmbedder
 from rag_assets.lib.store.names import UnsafeName, check_name
 from rag_assets.lib.store.registry_files import RegistryFile
-from rag_assets.settings import current
 
 BUILT_IN: dict[str, ModelSpec] = {
     spec.key: spec
@@ -103,17 +103,20 @@ def spec_of_entry(entry: object, where: str) -> ModelSpec:
     return ModelSpec(**entry)
 
 
-_registry_file = RegistryFile(models_from_file, lambda why: ModelUnavailableError(
-    f"model registry file {current().models_file}: {why}"))
+_registry_files: dict[str, RegistryFile] = {}
 
 
-def registry() -> dict[str, ModelSpec]:
-    """Every registered model by key, in order: the built-in ones, then the registry file's (an entry
-    of the file replaces a built-in one of the same key). The file is read again when it changed."""
-    path = current().models_file
+def registry(models_file: str | Path) -> dict[str, ModelSpec]:
+    """Every registered model by key, in order: the built-in ones, then those of ``models_file`` (the
+    ``models_file`` setting; '' for none), an entry of the file replacing a built-in one of the same key.
+    The file is read again when it changed."""
+    path = str(models_file or "")
     if not path:
         return dict(BUILT_IN)
-    return {**BUILT_IN, **_registry_file.get(path)}
+    if path not in _registry_files:
+        _registry_files[path] = RegistryFile(models_from_file, lambda why: ModelUnavailableError(
+            f"model registry file {path}: {why}"))
+    return {**BUILT_IN, **_registry_files[path].get(path)}
 
 
 def weight_files(spec: ModelSpec) -> list[Path]:
@@ -148,13 +151,12 @@ def _loader(spec: ModelSpec) -> type[EmbedderBase]:
     return LOADERS[spec.loader]
 
 
-def load_for_asking(key: str, onnx_dir: Path | None) -> Embedder:
+def load_for_asking(key: str, models: dict[str, ModelSpec], onnx_dir: Path | None) -> Embedder:
     """The quickest loader that gives the same vectors as ``load_model``: a sentence-transformers model
     whose ONNX export was verified is run by onnxruntime with its tokenizer alone (no PyTorch import: a
     cold ``ask`` in about a second); otherwise ``load_model``."""
     from rag_assets.lib.embed.onnx_model import ExportedGraphEmbedder
 
-    models = registry()
     spec = models.get(key)
     if spec is not None and spec.loader == ST and onnx_dir is not None:
         exported = SentenceTransformerEmbedder.verified_export(spec, Path(onnx_dir))
@@ -165,13 +167,12 @@ def load_for_asking(key: str, onnx_dir: Path | None) -> Embedder:
     return load_model(key, models, onnx_dir)
 
 
-def load_model(key: str, models: dict[str, ModelSpec] | None = None, onnx_dir: Path | None = None) -> Embedder:
+def load_model(key: str, models: dict[str, ModelSpec] = BUILT_IN, onnx_dir: Path | None = None) -> Embedder:
     """Load a registered model, checking that it gives vectors of its declared dimension.
 
-    ``models`` replaces the registry (a worker is given its one entry); ``onnx_dir`` lets a
-    sentence-transformers model run as an exported ONNX graph (kept there).
+    ``models``: the registry (``registry(models_file)``; default the built-in models; a worker is given
+    its one entry); ``onnx_dir`` lets a sentence-transformers model run as an exported ONNX graph (kept there).
     """
-    models = registry() if models is None else models
     if key not in models:
         raise ModelUnavailableError(
             f"no embedding model {key!r} in the registry; registered: {', '.join(sorted(models))}"

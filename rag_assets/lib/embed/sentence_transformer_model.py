@@ -9,10 +9,10 @@ from typing import Sequence
 
 import numpy as np
 
+from rag_assets.environment import keep_models_offline
 from rag_assets.lib.embed.embedder import EmbedderBase
 from rag_assets.lib.embed.spec import ModelSpec, files_revision, package_folder
 from rag_assets.lib.store.names import inside
-from rag_assets.settings import keep_models_offline
 
 # Files whose bytes define what a sentence-transformers model computes.
 _REVISION_SUFFIXES = (".safetensors", ".bin", ".onnx", ".json", ".txt", ".model")

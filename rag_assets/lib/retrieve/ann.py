@@ -9,20 +9,11 @@ calibrates the same way. ``ann_recall`` (``evaluate.measures``) is the share of 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from rag_assets.settings import HNSW, defaults
+from rag_assets.lib.retrieve.config import HNSWParameters
 
-_DEFAULTS = defaults(HNSW)  # the settings' defaults, defined once in rag_assets.settings
-
-
-@dataclass(frozen=True)
-class HNSWConfig:
-    m: int = _DEFAULTS.m  # neighbours per node (faiss's M)
-    ef_construction: int = _DEFAULTS.ef_construction  # candidate list while building
-    ef_search: int = _DEFAULTS.ef_search  # candidate list while searching; at least k is used
+HNSWConfig = HNSWParameters  # m, ef_construction, ef_search (at least k is searched)
 
 
 DEFAULT = HNSWConfig()

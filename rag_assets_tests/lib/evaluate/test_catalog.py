@@ -11,6 +11,7 @@ from rag_assets.lib.evaluate.measures import comparison, history, write_results
 from rag_assets.lib.evaluate.tables import format_table
 from rag_assets_tests.lib.evaluate.test_measures import results_of
 
+
 # success@2 is no measure of the project: declared here only, it must reach every place a measure is used
 def _run(ranks: list) -> pa.Table:
     rows = results_of({("m", "s", "dense"): ranks})

@@ -22,6 +22,8 @@ from rag_assets.lib.retrieve.external import (
     external_rows,
     external_stamp,
     index_version,
+    registry,
+    spec_from,
     specs_from_file,
 )
 from rag_assets_tests.conftest import FIXTURES
@@ -66,20 +68,51 @@ def test_a_faulty_retrievers_file_names_the_entry_and_field(tmp_path, entry, sai
     assert said in str(raised.value)
 
 
-def judged(spec: ExternalSpec, eval_rows, documents):
-    answered = ask_all(asker(spec), [(r["query_id"], r["question"]) for r in eval_rows], 5, 4)
+def test_a_field_of_the_wrong_type_is_named_with_its_value_and_the_entry_is_one_of_the_kinds(tmp_path):
+    with pytest.raises(ExternalRetrieverError) as raised:
+        specs_from_file(entry_file(tmp_path, {"key": "prod", "kind": "http", "url": "http://x", "timeout": "soon"}))
+    assert str(raised.value).startswith(f"retrievers file {tmp_path / 'retrievers.json'}, entry 1 (key 'prod'): "
+                                        "timeout is 'soon'")
+    with pytest.raises(ExternalRetrieverError, match="entry 2: key 'prod' is registered twice"):
+        specs_from_file(entry_file(tmp_path, *[{"key": "prod", "kind": "python", "target": "m:f"}] * 2))
+    assert [type(spec).__name__ for spec in specs_from_file(entry_file(tmp_path, *[
+        {"key": "a", "kind": "http", "url": "http://x"}, {"key": "b", "kind": "python", "target": "m:f"},
+        {"key": "c", "kind": "chroma", "collection": "docs"},
+        {"key": "d", "kind": "lancedb", "uri": "/l", "table": "t", "model": "wordllama"}])).values()] == [
+        "HttpEntry", "PythonEntry", "ChromaEntry", "LanceDBEntry"]
+
+
+def test_the_registry_reads_the_file_it_is_given_and_none_for_no_file(tmp_path):
+    assert registry("") == {}
+    path = entry_file(tmp_path, {"key": "prod", "kind": "http", "url": "http://x"})
+    assert list(registry(path)) == ["prod"] and registry(str(path))["prod"].timeout == 10.0  # the default
+    with pytest.raises(ExternalRetrieverError, match=f"retrievers file {tmp_path / 'absent.json'}: "):
+        registry(tmp_path / "absent.json")
+
+
+def test_a_header_variable_the_caller_did_not_pass_is_named_before_any_query(service):
+    with pytest.raises(ExternalRetrieverError, match="the environment variable.s. PROD_TOKEN its headers"):
+        asker(http(service), environ={})
+
+
+def judged(spec: ExternalSpec, eval_rows, documents, environ=None):
+    answered = ask_all(asker(spec, environ=environ), [(r["query_id"], r["question"]) for r in eval_rows], 5, 4)
     return external_rows(spec.key, answered, eval_rows, documents, external_stamp(spec.key, "v1", "s", "2"))
 
 
 def http(service, path: str = "/search", **options) -> ExternalSpec:
-    return ExternalSpec("prod", "http", {"url": f"{service.url}{path}", "headers": {"Authorization": "PROD_TOKEN"},
-                                         **options})
+    return spec_from({"key": "prod", "kind": "http", "url": f"{service.url}{path}",
+                      "headers": {"Authorization": "PROD_TOKEN"}, **options})
+
+
+def token(service, value: str | None = None) -> dict[str, str]:
+    """The header variable's value, as a caller passes it in (lib never reads the environment)."""
+    return {"PROD_TOKEN": value or f"Bearer {service.token}"}
 
 
 @pytest.mark.servers
-def test_an_http_retriever_is_judged_by_the_needle_rule_with_located_hits(service, eval_rows, documents, monkeypatch):
-    monkeypatch.setenv("PROD_TOKEN", f"Bearer {service.token}")
-    rows, figures = judged(http(service), eval_rows, documents)
+def test_an_http_retriever_is_judged_by_the_needle_rule_with_located_hits(service, eval_rows, documents):
+    rows, figures = judged(http(service), eval_rows, documents, token(service))
     assert figures["errors"] == 0 and figures["queries"] == len(eval_rows)
     needle_rows = [r for r in rows if r["query_kind"] == "needle"]
     assert sum(r["hit_rank"] is not None for r in needle_rows) >= len(needle_rows) // 2  # the service finds most
@@ -99,35 +132,34 @@ def test_an_http_retriever_is_judged_by_the_needle_rule_with_located_hits(servic
 
 
 @pytest.mark.servers
-def test_http_failures_are_data_and_too_many_fail_the_run_in_one_paragraph(service, eval_rows, documents, monkeypatch):
-    monkeypatch.setenv("PROD_TOKEN", "Bearer wrong")
+def test_http_failures_are_data_and_too_many_fail_the_run_in_one_paragraph(service, eval_rows, documents):
     with pytest.raises(ExternalRetrieverError) as raised:
-        judged(http(service, retries=0), eval_rows, documents)
+        judged(http(service, retries=0), eval_rows, documents, token(service, "Bearer wrong"))
     said = str(raised.value)
     assert said.startswith("retriever 'prod' failed 8 of 8 queries") and "8 x HTTP 401" in said and "for example" in said
     assert "wrong" not in said
-    monkeypatch.setenv("PROD_TOKEN", f"Bearer {service.token}")
+    environ = token(service)
     with pytest.raises(ExternalRetrieverError, match="timed out after 0.5 s"):
-        judged(http(service, "/slow", timeout=0.5, retries=0), eval_rows, documents)
-    rows, figures = judged(http(service, "/flaky", retries=2), eval_rows, documents)  # 503, then the answer
+        judged(http(service, "/slow", timeout=0.5, retries=0), eval_rows, documents, environ)
+    rows, figures = judged(http(service, "/flaky", retries=2), eval_rows, documents, environ)  # 503, then the answer
     assert figures["errors"] == 0
     with pytest.raises(ExternalRetrieverError, match="the answer is not JSON"):
-        judged(http(service, "/malformed"), eval_rows, documents)
-    answered = ask_all(asker(http(service, "/slow", timeout=0.5, retries=0)), [("q", "kettle")], 5)
-    rows, _ = external_rows("prod", answered + ask_all(asker(http(service)), [(r["query_id"], r["question"])
-                                                                         for r in eval_rows[1:]], 5),
+        judged(http(service, "/malformed"), eval_rows, documents, environ)
+    answered = ask_all(asker(http(service, "/slow", timeout=0.5, retries=0), environ=environ), [("q", "kettle")], 5)
+    rows, _ = external_rows("prod", answered + ask_all(asker(http(service), environ=environ),
+                                                       [(r["query_id"], r["question"]) for r in eval_rows[1:]], 5),
                             [eval_rows[0] | {"query_id": "q"}, *eval_rows[1:]], documents,
                             external_stamp("prod", "v1", "s", "2"))
     assert rows[0]["error"].startswith("timed out") and rows[0]["hit_rank"] is None and rows[0]["chunk_ids"] == []
 
 
 @pytest.mark.servers
-def test_the_index_version_is_what_the_service_says_or_a_hash_of_its_probe_answers(service, monkeypatch):
-    monkeypatch.setenv("PROD_TOKEN", f"Bearer {service.token}")
+def test_the_index_version_is_what_the_service_says_or_a_hash_of_its_probe_answers(service):
     spec = http(service, index_version_url=f"{service.url}/version")
-    assert index_version(spec, asker(spec)) == "v1"
-    probed = index_version(http(service), asker(http(service)))
-    assert probed.startswith("probe-") and probed == index_version(http(service), asker(http(service)))
+    assert index_version(spec, asker(spec, environ=token(service))) == "v1"
+    probed = index_version(http(service), asker(http(service), environ=token(service)))
+    assert probed.startswith("probe-") and probed == index_version(http(service), asker(http(service),
+                                                                                        environ=token(service)))
 
 
 def _passages(documents):
@@ -174,13 +206,13 @@ def test_python_functions_langchain_and_llamaindex_retrievers_give_the_same_rows
     monkeypatch.setitem(sys.modules, "team_retrievers", module)
     results = {}
     for target in ("search", "langchain", "llamaindex"):
-        spec = ExternalSpec("mine", "python", {"target": f"team_retrievers:{target}"})
+        spec = spec_from({"key": "mine", "kind": "python", "target": f"team_retrievers:{target}"})
         rows, figures = judged(spec, eval_rows, documents)
         assert figures["errors"] == 0
         results[target] = [(r["query_id"], r["chunk_ids"], r["hit_rank"]) for r in rows]
     assert results["search"] == results["langchain"] == results["llamaindex"]
     with pytest.raises(ExternalRetrieverError, match="cannot import 'team_retrievers:nothing'"):
-        asker(ExternalSpec("mine", "python", {"target": "team_retrievers:nothing"}))
+        asker(spec_from({"key": "mine", "kind": "python", "target": "team_retrievers:nothing"}))
 
 
 def test_a_hit_is_located_exactly_approximately_or_not_at_all_and_only_a_located_hit_counts(documents):

@@ -12,7 +12,7 @@ from rag_assets.lib.evalsets.loading import load_eval_set
 from rag_assets.lib.ingest.chunking import STRATEGIES, chunk_rows
 from rag_assets.lib.ingest.corpus import scan_corpus
 from rag_assets.lib.ingest.documents import canonical_texts, extract_file
-from rag_assets.lib.retrieve.external import ExternalSpec, ask_all, asker, external_rows, external_stamp, index_version
+from rag_assets.lib.retrieve.external import ask_all, asker, external_rows, external_stamp, index_version, spec_from
 from rag_assets_tests.conftest import FIXTURES
 from rag_assets_tests.servers import ChromaServer
 
@@ -41,17 +41,15 @@ def dense_ranks(built) -> dict[str, list[str]]:
             for r, row in zip(evaluation, order)}
 
 
-def judged(spec, built, monkeypatch):
+def judged(spec, built):
     chunks, vectors, model, evaluation, documents = built
-    monkeypatch.setattr("rag_assets.lib.retrieve.external.registry", lambda: {spec.key: spec})
     ask = asker(spec, model.embed_queries)
     answered = ask_all(ask, [(r["query_id"], r["question"]) for r in evaluation], K, 1)
     return external_rows(spec.key, answered, evaluation, documents, external_stamp(spec.key, "v", "s", "2"))
 
 
 @pytest.mark.servers
-def test_a_chroma_collection_ranks_as_our_dense_retriever_and_a_reindex_changes_its_version(tmp_path, built,
-                                                                                             monkeypatch):
+def test_a_chroma_collection_ranks_as_our_dense_retriever_and_a_reindex_changes_its_version(tmp_path, built):
     import chromadb
 
     chunks, vectors, model, evaluation, _ = built
@@ -61,9 +59,9 @@ def test_a_chroma_collection_ranks_as_our_dense_retriever_and_a_reindex_changes_
         collection = client.create_collection("team_docs", metadata={"hnsw:space": "cosine"})
         collection.add(ids=[c["chunk_id"] for c in chunks], embeddings=vectors.tolist(),
                        documents=[c["content"] for c in chunks], metadatas=[{"doc_id": c["doc_id"]} for c in chunks])
-        spec = ExternalSpec("chroma_docs", "chroma", {"host": "127.0.0.1", "port": server.port,
-                                                      "collection": "team_docs", "model": "wordllama"})
-        rows, figures = judged(spec, built, monkeypatch)
+        spec = spec_from({"key": "chroma_docs", "kind": "chroma", "host": "127.0.0.1", "port": server.port,
+                          "collection": "team_docs", "model": "wordllama"})
+        rows, figures = judged(spec, built)
         assert figures["errors"] == 0 and figures["hits_unlocated"] == 0
         assert {r["query_id"]: r["chunk_ids"] for r in rows} == dense_ranks(built)
         assert sum(r["hit_rank"] is not None for r in rows) >= 4
@@ -76,15 +74,15 @@ def test_a_chroma_collection_ranks_as_our_dense_retriever_and_a_reindex_changes_
         server.stop()
 
 
-def test_a_lancedb_table_ranks_as_our_dense_retriever(tmp_path, built, monkeypatch):
+def test_a_lancedb_table_ranks_as_our_dense_retriever(tmp_path, built):
     import lancedb
 
     chunks, vectors, *_ = built
     database = lancedb.connect(str(tmp_path / "lance"))
     database.create_table("team_docs", data=[{"vector": v.tolist(), "text": c["content"], "doc_id": c["doc_id"]}
                                              for c, v in zip(chunks, vectors)])
-    spec = ExternalSpec("lance_docs", "lancedb", {"uri": str(tmp_path / "lance"), "table": "team_docs",
-                                                  "model": "wordllama"})
-    rows, figures = judged(spec, built, monkeypatch)
+    spec = spec_from({"key": "lance_docs", "kind": "lancedb", "uri": str(tmp_path / "lance"), "table": "team_docs",
+                      "model": "wordllama"})
+    rows, figures = judged(spec, built)
     assert figures["errors"] == 0 and figures["hits_unlocated"] == 0
     assert {r["query_id"]: r["chunk_ids"] for r in rows} == dense_ranks(built)
