@@ -42,7 +42,7 @@ def step_figures(home: Path, since: float) -> tuple[dict[str, float], dict[str, 
     """Seconds per asset (step stats of the runs created after ``since``) and summed metadata figures."""
     from dagster import DagsterEventType, DagsterInstance, RunsFilter
 
-    from rag_assets.runner.instance import ensure_dagster_home
+    from rag_assets.instance.dagster_yaml import ensure_dagster_home
 
     os.environ["DAGSTER_HOME"] = str(ensure_dagster_home(home))
     seconds: dict[str, float] = defaultdict(float)

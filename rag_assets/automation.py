@@ -57,6 +57,11 @@ REBUILD_CHUNK_QUALITY = _rebuild_on(_updated("chunks") | _content_changed("eval_
 REBUILD_EMBEDDINGS = _rebuild_on(AutomationCondition.any_deps_updated(), "its chunks or the weights changed")
 REBUILD_RETRIEVAL = _rebuild_on(_updated("embeddings", "embedding_model") | _content_changed("eval_set"),
                                 "its index or weights, or the evaluation set's content, changed")
+# an external retriever's partition: rebuilt when the store it asks was re-indexed (a new observed index
+# version of its ``external_retriever`` partition, every 15 minutes), the evaluation set's content or the
+# corpus text it is judged against changed; never on an embedding model (it uses none of the project's)
+REBUILD_EXTERNAL = _rebuild_on(_content_changed("external_retriever", "eval_set") | _updated("extracted_text"),
+                               "its store's index version, the evaluation set's content or the corpus text changed")
 REBUILD_REFUSAL = _rebuild_on(_updated("retrieval_runs"), "its retrieval rows changed")
 # A refusal cut whose retrieval rows changed after it was last built: its rebuild is pending (requested
 # on this tick, queued, running, or failed). Dagster's will_be_requested sees only parents that can run

@@ -26,26 +26,20 @@ from dataclasses import asdict, dataclass
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus, RunRequest, RunsFilter, SkipReason
 
 from rag_assets.dagster_compat import is_fresh, stale_status_resolver
-from rag_assets.partitions import EXTERNAL, MODEL, STRATEGY, model_partitions, model_strategy_key
+from rag_assets.partitions import MODEL, model_partitions, model_strategy_key
+from rag_assets.stages import EVALUATION, REBUILT
 from rag_assets.tags import NIGHTLY_TICK_TAG, TRIGGER_TAG
 
 AUTOMATION_GRACE_SECONDS = 90.0  # three ticks of the automation sensor after the observation ended
 MAX_WAIT_SECONDS = 3 * 3600.0
 MAX_REBUILD_ROUNDS = 6  # inputs, chunks, model x strategy: three stages, each allowed one retry
 OBSERVATION_JOB = "nightly_observation"
-EVALUATION_JOB = "evaluation_metrics"
+EVALUATION_JOB = EVALUATION.job
 _SCHEDULED_TIME_TAG = "dagster/scheduled_execution_time"
 UNFINISHED = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,
               DagsterRunStatus.STARTED, DagsterRunStatus.CANCELING]
 FINISHED = (DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED)
 
-# the stages a nightly rebuild walks, in data-flow order: (job, assets it rebuilds, partitioning)
-STAGES = [
-    ("evaluation_inputs", ["corpus_snapshot", "extracted_text", "eval_set"], None),
-    ("chunking", ["chunks", "chunk_quality"], STRATEGY),
-    ("model_partition", ["embeddings", "retrieval_runs", "refusal_calibration"], MODEL),
-    ("external_partition", ["external_runs"], EXTERNAL),
-]
 
 
 @dataclass
@@ -70,7 +64,7 @@ def stale_partitions(instance: DagsterInstance, asset_graph) -> tuple[str, list]
     the unpartitioned stage), or ("", []) when everything materialised is up to date."""
     resolver = stale_status_resolver(instance, asset_graph)
     models = set(instance.get_dynamic_partitions(model_partitions.name))
-    for job, assets, dimension in STAGES:
+    for job, assets, dimension in ((stage.job, stage.assets, stage.partitioning) for stage in REBUILT):
         stale = []
         for asset in assets:
             key = AssetKey(asset)

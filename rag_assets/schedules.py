@@ -20,11 +20,7 @@ from dagster import (
 )
 
 from rag_assets.jobs import (
-    chunking,
-    evaluation_inputs,
-    evaluation_metrics,
-    external_partition,
-    model_partition,
+    STAGE_JOBS,
     nightly_observation,
     observe_external,
     observe_inputs,
@@ -68,7 +64,7 @@ def nightly_schedule(cron: str, timezone: str) -> ScheduleDefinition:
 
 
 @sensor(minimum_interval_seconds=30, default_status=DefaultSensorStatus.RUNNING,
-        jobs=[evaluation_inputs, chunking, model_partition, external_partition, evaluation_metrics])
+        jobs=STAGE_JOBS)
 def nightly_completion(context):
     """Completes the night the nightly_evaluation schedule started: once its observation has ended and no run is in
     progress, rebuilds what it found stale (after giving the automation its turn), then appends the evaluation
@@ -82,7 +78,7 @@ def nightly_completion(context):
 @sensor(minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING)
 def model_registry(context) -> SensorResult:
     """Adds a model partition for every entry of the model registry that has none yet."""
-    new = missing_model_partitions(context.instance, registry())
+    new = missing_model_partitions(context.instance, registry(current().models_file))
     return SensorResult(dynamic_partitions_requests=[model_partitions.build_add_request(new)] if new else [])
 
 

@@ -17,11 +17,13 @@ from dagster import (
 )
 
 from rag_assets.asset_support import as_metadata
-from rag_assets.automation import REBUILD_RETRIEVAL
+from rag_assets.automation import REBUILD_EXTERNAL
 from rag_assets.dagster_compat import data_version_tag
+from rag_assets.environment import inherited
 from rag_assets.lib.ingest.documents import canonical_texts
 from rag_assets.lib.retrieve.external import (
     ExternalRetrieverError,
+    ExternalSpec,
     ask_all,
     asker,
     external_rows,
@@ -42,16 +44,16 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
         description="Each external retriever of the registry (RAG_ASSETS_RETRIEVERS_FILE), one partition each: its "
         "data version is the index version it reports, or a hash of its answers to fixed probe questions, so a "
         "re-indexed store shows its runs stale.")
-    def external_retriever(context, models: EmbeddingModels) -> DataVersionsByPartition:
+    def external_retriever(context, settings: RagSettings, models: EmbeddingModels) -> DataVersionsByPartition:
         """The external retrievers as Dagster sees them: the version is their index's."""
-        specs = registry()
+        specs = registry(settings.retrievers_file)
         added, removed = sync_external_partitions(context.instance, specs)
         for key in removed:
             context.log.warning(f"external retriever {key} is no longer registered: its partition is removed (what "
                                 "was built for it is kept; register it again to bring it back)")
         for key, spec in specs.items():
             try:
-                version = index_version(spec, asker(spec, _embedder(models, spec)))
+                version = index_version(spec, _asker(models, spec))
             except Exception as error:  # noqa: BLE001 - one retriever that does not answer never hides the others
                 context.log.error(f"external retriever {key}: {type(error).__name__}: {error}")
                 continue
@@ -61,26 +63,27 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
         return DataVersionsByPartition({})  # each partition's version was logged with its description above
 
 
-def _embedder(models: EmbeddingModels, spec):
-    """Query vectors of the registered model the entry names, for a store queried by vector."""
-    model = spec.options.get("model")
-    return models.get(model).embed_queries if model else None
+def _asker(models: EmbeddingModels, spec: ExternalSpec):
+    """How to ask the entry's retriever: with the query vectors of the registered model it names (a store
+    queried by vector), and the values of the environment variables its secrets come from."""
+    model = spec.embedding_model()
+    return asker(spec, models.get(model).embed_queries if model else None, inherited(spec.variables()))
 
 
 @asset(group_name="retrieval", partitions_def=external_partitions, deps=[external_retriever],
-       automation_condition=REBUILD_RETRIEVAL, kinds={"python", "parquet"}, code_version=PIPELINE_VERSION)
+       automation_condition=REBUILD_EXTERNAL, kinds={"python", "parquet"}, code_version=PIPELINE_VERSION)
 def external_runs(context: AssetExecutionContext, settings: RagSettings, models: EmbeddingModels, eval_set: pa.Table,
                   extracted_text: pa.Table) -> Output[pa.Table]:
     """Every query of the evaluation set asked of one external retriever (same top k), judged by the needle rule:
     the same columns as retrieval_runs, with each query's error and how each hit was located."""
-    spec = registry().get(context.partition_key)
+    spec = registry(settings.retrievers_file).get(context.partition_key)
     if spec is None:
         raise Failure(description=f"external retriever {context.partition_key} is not in the retrievers file "
                       "(RAG_ASSETS_RETRIEVERS_FILE)")
-    ask = asker(spec, _embedder(models, spec))
+    ask = _asker(models, spec)
     eval_rows = eval_set.to_pylist()
     answered = ask_all(ask, [(row["query_id"], row["question"]) for row in eval_rows], settings.top_k,
-                       int(spec.options.get("in_flight", 4)))
+                       spec.in_flight_queries())
     first = extracted_text.slice(0, 1).to_pylist()[0]
     stamp = external_stamp(spec.key, index_version(spec, ask), first["snapshot_id"], first["extractor_version"])
     try:

@@ -27,6 +27,7 @@ from rag_assets.lib.retrieve.external import registry as external_registry
 from rag_assets.lib.store.database import damage_of
 from rag_assets.lib.store.paths import duckdb_path, stored_database
 from rag_assets.partitions import (
+    EXTERNAL,
     MODEL,
     STRATEGY,
     add_model_partitions,
@@ -58,6 +59,7 @@ from rag_assets.runner.writers_slot import (
     wait_for_writers_slot,
 )
 from rag_assets.settings import current
+from rag_assets.stages import EVALUATION, STAGES, job_of
 from rag_assets.tags import (
     COMMAND_TAG,
     DUCKDB_WRITE_POOL,
@@ -150,20 +152,20 @@ class Runner:
     def external_partitions(self) -> list[str]:
         """Observe every registered external retriever (its index version), then ask each one the evaluation
         set's queries unless its partition is up to date; the keys evaluated."""
-        keys = list(external_registry())
+        keys = list(external_registry(self.settings.retrievers_file))
         if not keys:
             return []
         self.run("observe_external", label="(external_retriever)")
         skipped = len(self.skipped)
         for key in keys:
-            self.checks_unless_current("external_partition", key, f"[external {key}]")
+            self.checks_unless_current(job_of(EXTERNAL), key, f"[external {key}]")
         # Dagster's status does not carry a dynamic partition's new version to the unpartitioned metrics
         self.external_changed = len(self.skipped) - skipped < len(keys)
         return keys
 
     def model_partitions(self, model: str, strategies: Sequence[str]) -> list[CheckOutcome]:
         return [outcome for strategy in strategies for outcome in self.checks_unless_current(
-            "model_partition", model_strategy_key(model, strategy), f"[{model} x {strategy}]")]
+            job_of(MODEL), model_strategy_key(model, strategy), f"[{model} x {strategy}]")]
 
 
 def metrics_whole(settings: RagSettings) -> bool:
@@ -177,9 +179,10 @@ def _tags(command: str, model_keys: Sequence[str], strategies: Sequence[str]) ->
     return {COMMAND_TAG: command, MODELS_TAG: ",".join(model_keys), STRATEGIES_TAG: ",".join(strategies)}
 
 
-def check_names(model_keys: Sequence[str], strategies: Sequence[str]) -> None:
-    """UsageError for a model or strategy that is not registered, or named twice (before anything opens)."""
-    for name, keys, known in ((MODEL, model_keys, registry()), (STRATEGY, strategies, STRATEGIES)):
+def check_names(model_keys: Sequence[str], strategies: Sequence[str], models_file: str) -> None:
+    """UsageError for a model or strategy that is not registered (the models of ``models_file`` included), or
+    named twice (before anything opens)."""
+    for name, keys, known in ((MODEL, model_keys, registry(models_file)), (STRATEGY, strategies, STRATEGIES)):
         unknown = [key for key in keys if key not in known]
         if unknown:
             raise UsageError(f"unknown {name} {', '.join(unknown)}; registered: {', '.join(known)}")
@@ -199,22 +202,31 @@ def materialize_all(
 ) -> EvaluationOutcome:
     """Run corpus -> metrics for the given models and strategies (default: all registered); model x
     strategy partitions and the metrics only where they are not up to date, unless ``rebuild``."""
-    model_keys = list(model_keys or registry())
+    model_keys = list(model_keys or registry(settings.models_file))
     strategies = list(strategies or STRATEGIES)
-    check_names(model_keys, strategies)
+    check_names(model_keys, strategies, settings.models_file)
     runner = Runner(settings, instance, models, progress, _tags("evaluate", model_keys, strategies), rebuild)
     runner.observe_inputs(model_keys)
-    corpus = runner.run("evaluation_inputs")
-    outcome = EvaluationOutcome(extraction=metadata_of(corpus, "extracted_text"),
-                                eval_set=metadata_of(corpus, "eval_set"), checks=checks_of(corpus))
-    for strategy in strategies:
-        outcome.checks += checks_of(runner.run("chunking", strategy, f"[{strategy}]"))
-    for model in model_keys:
-        outcome.checks += runner.model_partitions(model, strategies)
-        outcome.partitions += [f"{model} x {strategy}" for strategy in strategies]
-    outcome.partitions += [f"external {key}" for key in runner.external_partitions()]
-    outcome.checks += runner.checks_unless_current("evaluation_metrics", output_whole=metrics_whole(settings)
-                                                   and not runner.external_changed)
+    outcome = EvaluationOutcome()
+    for stage in STAGES:  # data-flow order (stages.py), each stage by its partitioning
+        if stage is EVALUATION:
+            outcome.checks += runner.checks_unless_current(stage.job, output_whole=metrics_whole(settings)
+                                                           and not runner.external_changed)
+        elif stage.partitioning is None:
+            inputs = runner.run(stage.job)
+            outcome.extraction, outcome.eval_set = metadata_of(inputs, "extracted_text"), metadata_of(inputs, "eval_set")
+            outcome.checks += checks_of(inputs)
+        elif stage.partitioning == STRATEGY:
+            for strategy in strategies:
+                outcome.checks += checks_of(runner.run(stage.job, strategy, f"[{strategy}]"))
+        elif stage.partitioning == MODEL:
+            for model in model_keys:
+                outcome.checks += runner.model_partitions(model, strategies)
+                outcome.partitions += [f"{model} x {strategy}" for strategy in strategies]
+        elif stage.partitioning == EXTERNAL:
+            outcome.partitions += [f"external {key}" for key in runner.external_partitions()]
+        else:
+            raise ValueError(f"stage {stage.job}: no way to run a partitioning {stage.partitioning!r}")
     outcome.up_to_date = runner.skipped
     return outcome
 
@@ -233,10 +245,10 @@ def backfill_model(
     Unchanged chunk texts are not re-embedded if this weights revision has embedded them before.
     """
     strategies = list(strategies or STRATEGIES)
-    check_names([model], strategies)
+    check_names([model], strategies, settings.models_file)
     runner = Runner(settings, instance, models, progress, _tags("backfill", [model], strategies))
     runner.observe_inputs([model])
     outcome = EvaluationOutcome(partitions=[f"{model} x {strategy}" for strategy in strategies])
     outcome.checks += runner.model_partitions(model, strategies)
-    outcome.checks += checks_of(runner.run("evaluation_metrics"))
+    outcome.checks += checks_of(runner.run(EVALUATION.job))
     return outcome

@@ -284,3 +284,54 @@ def test_a_night_after_a_weight_change_rebuilds_that_model_first_then_evaluates_
     night("2026-12-02T02:00:00+00:00")  # a night when nothing changed: evaluated at once, nothing rebuilt
     [evaluation] = tick().run_requests
     assert evaluation.job_name == "evaluation_metrics"
+
+
+TEAM_STORE = '''
+ANSWERS = []
+
+
+def search(query, k):
+    return ANSWERS[:k]
+'''
+
+
+def test_a_reindexed_external_store_rebuilds_its_runs_by_itself_and_a_weight_change_does_not(
+        tmp_path, tiny_corpus, tiny_needles, copied_model, register_models, monkeypatch):
+    import importlib
+    import json
+
+    (tmp_path / "team_store_automation.py").write_text(TEAM_STORE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    store = importlib.import_module("team_store_automation")
+    retrievers = tmp_path / "retrievers.json"
+    retrievers.write_text(json.dumps([{"key": "team", "kind": "python", "target": "team_store_automation:search"}]))
+    monkeypatch.setenv("RAG_ASSETS_RETRIEVERS_FILE", str(retrievers))
+    settings = _settings(tmp_path, tiny_corpus, tiny_needles)
+    instance = DagsterInstance.ephemeral()
+    models = ["wordllama-copy"]
+    materialize_all(settings, instance, model_keys=models, strategies=STRATEGIES[:1], progress=lambda _: None)
+    defs = build_definitions(settings)
+    runner = Runner(settings, instance, progress=lambda _: None)
+
+    def requested(result) -> dict[str, set]:
+        return {name: {str(p) for p in result.get_requested_partitions(AssetKey(name))}
+                for name in ("external_runs", "embeddings", "retrieval_runs", "retrieval_metrics")
+                if result.get_num_requested(AssetKey(name))}
+
+    result = evaluate_automation_conditions(defs, instance)
+    assert requested(result) == {}
+    runner.run("observe_external")  # the 15-minute observation: the store answers as before
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert requested(result) == {}
+
+    store.ANSWERS[:] = [{"doc_id": "tiny.md", "text": "re-indexed", "score": 1.0}]  # the team re-indexed
+    runner.run("observe_external")
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert requested(result) == {"external_runs": {"team"}}  # at once, not at night; no built-in partition
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert requested(result) == {}  # requested once
+
+    flip_a_weight(copied_model)  # a model's weights change: the external store uses no model of ours
+    runner.observe_inputs(models)
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert "external_runs" not in requested(result) and requested(result)["embeddings"]

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from dagster import DagsterInstance
 
+from rag_assets.environment import use_dagster_home
 from rag_assets.lib.store import paths
-from rag_assets.settings import Instance, current, defaults, use_dagster_home
+from rag_assets.settings import Instance, current, defaults
 
 POSTGRES_URL_ENV_VAR = "DAGSTER_PG_URL"  # the settings' instance.postgres_url, named in dagster.yaml
 MAX_RUNS_ENV_VAR = "RAG_ASSETS_MAX_RUNS"
@@ -29,9 +30,9 @@ MARKER = "# Written by rag_assets"
 
 _TELEMETRY = "telemetry:\n  enabled: false\n"
 # a step's stdout and stderr in the instance's files (the UI shows them), with no console-mirroring child
-# processes for a Ctrl-C to reach (runner/compute_logs.py)
+# processes for a Ctrl-C to reach (instance/compute_logs.py)
 _COMPUTE_LOGS = """compute_logs:
-  module: rag_assets.runner.compute_logs
+  module: rag_assets.instance.compute_logs
   class: StepLogsToFiles
   config:
     base_dir: {base_dir}
@@ -43,9 +44,9 @@ def instance_yaml(postgres: bool, max_runs: int = DEFAULT_MAX_RUNS, folder: Path
     concurrency = f"""# Runs started by the UI, sensors, schedules and backfills wait in a queue; the daemon (`dagster dev`,
 # or `dagster-daemon run`) starts at most max_concurrent_runs of them at once ({MAX_RUNS_ENV_VAR}).
 # Dagster's QueuedRunCoordinator, which also tags each run with what started it and refuses a run for a
-# model partition that names no registry entry (rag_assets/runner/run_coordinator.py).
+# model partition that names no registry entry (rag_assets/instance/run_coordinator.py).
 run_coordinator:
-  module: rag_assets.runner.run_coordinator
+  module: rag_assets.instance.run_coordinator
   class: RagRunCoordinator
   config:
     dequeue_interval_seconds: 1

@@ -7,10 +7,10 @@ import pytest
 from dagster import AssetKey, DagsterEventType, DagsterRunStatus, QueuedRunCoordinator, SubmitRunContext
 
 from rag_assets.definitions import build_definitions
+from rag_assets.instance.dagster_yaml import default_instance
+from rag_assets.instance.run_coordinator import RagRunCoordinator
 from rag_assets.partitions import model_partitions, model_strategy_key
 from rag_assets.resources import RagSettings
-from rag_assets.runner.instance import default_instance
-from rag_assets.runner.run_coordinator import RagRunCoordinator
 from rag_assets.tags import TRIGGER_TAG, trigger_of
 
 
@@ -74,7 +74,7 @@ def test_what_started_a_run_is_read_from_dagsters_tags(tags, trigger):
 
 def test_the_daemon_looks_for_new_backfills_every_few_seconds(instance):
     from rag_assets.dagster_compat import private
-    from rag_assets.runner.run_coordinator import BACKFILL_POLL_SECONDS
+    from rag_assets.instance.run_coordinator import BACKFILL_POLL_SECONDS
 
     assert isinstance(instance.run_coordinator, RagRunCoordinator)  # what the daemon process loads
     assert private("DEFAULT_DAEMON_INTERVAL_SECONDS") == BACKFILL_POLL_SECONDS < 30

@@ -12,7 +12,7 @@ when a run is submitted (from the UI, a schedule, a sensor or a backfill), befor
 Loaded in the daemon process, it also makes Dagster's backfill daemon look for new backfills every
 ``BACKFILL_POLL_SECONDS`` instead of every 30 s (``dagster_compat.poll_backfills_every``).
 
-``dagster.yaml`` names this class (``runner/instance.py``); ``rag-assets`` runs execute in-process
+``dagster.yaml`` names this class (``instance/dagster_yaml.py``); ``rag-assets`` runs execute in-process
 and are never queued.
 """
 
@@ -53,7 +53,7 @@ class RagRunCoordinator(QueuedRunCoordinator):
         if trigger:
             self._instance.add_run_tags(run.run_id, {TRIGGER_TAG: trigger})
         try:
-            registered = registry()
+            registered = registry(current().models_file)
         except ModelUnavailableError:  # a broken registry file: the run's first step names it
             registered = None
         key = unregistered_model(run, registered) if registered is not None else None
