@@ -130,7 +130,7 @@ def test_a_failed_upload_replaces_nothing_there_or_here(s3, tmp_path, monkeypatc
 
 
 def test_a_copy_is_downloaded_again_only_when_its_object_changed(s3, tmp_path, monkeypatch):
-    first, second = tmp_path / "one", tmp_path / "two"
+    first, second = tmp_path / "machine-1", tmp_path / "machine-2"  # the homes the fixture gave the store
     local_one, local_two = first / "parquet" / "x" / "data.parquet", second / "parquet" / "x" / "data.parquet"
     local_one.parent.mkdir(parents=True)
     staged = local_one.with_name(".staged")

@@ -123,4 +123,6 @@ def test_dask_shards_arriving_out_of_order_are_put_back_in_the_order_of_the_text
     # ...and its positions, not its place in the stream, put every vector back with its text
     assert (embedded, reused) == (len(texts), 0)
     np.testing.assert_array_equal(vectors, driver.embed(texts))
-    assert arrivals == finished  # each shard came with its own offset
+    # the driver got the slow shard after another one: the stream was out of order (two fast shards done
+    # at the same moment may arrive in either order, so the worker's order is not the driver's)
+    assert sorted(arrivals) == sorted(finished) and arrivals.index(0) > 0, arrivals
