@@ -1,6 +1,6 @@
 """Real servers for tests: free loopback ports, `dagster dev` in its own process session, stopped by
-its process group id with SIGINT (then SIGKILL), leaving nothing running; and the environment of a
-tiny home those servers (and `rag-assets`) run against."""
+its process group id with SIGINT (then SIGKILL), leaving nothing running; the environment of a tiny
+home those servers (and `rag-assets`) run against, and `rag-assets` run there as a person runs it."""
 
 from __future__ import annotations
 
@@ -35,6 +35,29 @@ def register_wordllama_copy(folder: Path, registry: Path) -> Path:
     registry.write_text(json.dumps([{"key": "wordllama-copy", "loader": "wordllama", "package": "wordllama",
                                      "dimension": 256, "window": None, "folder": str(folder)}]))
     return registry
+
+
+WORDLLAMA = ["--models", "wordllama", "--strategies", "boundaries"]  # the quickest evaluation of a tiny home
+QUESTION = "How do I keep a list of values?"  # a question on the tiny corpus
+
+
+def cli(env: dict, *args: str, cwd: Path = PROJECT, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rag_assets.cli", *args], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout)  # a guard against a hang, not a speed limit
+
+
+def one_paragraph(result: subprocess.CompletedProcess, command: str) -> str:
+    """The single line a failed command printed on stderr (no traceback)."""
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr[-3000:]
+    [paragraph] = result.stderr.strip().splitlines()
+    assert paragraph.startswith(f"rag-assets {command}: "), paragraph
+    return paragraph
+
+
+def halve(path: Path) -> None:
+    """Cuts the file at ``path`` to half its length, as a crash or a full disk can leave it."""
+    with open(path, "r+b") as handle:
+        handle.truncate(path.stat().st_size // 2)
 
 
 def free_port() -> int:

@@ -1,4 +1,7 @@
-"""Faults that must lose nothing and never leave a storage folder that hangs (issue 16)."""
+"""Faults that must lose nothing and never leave a storage folder that hangs: a run killed or stopped while
+it writes, stamps that disagree, a rejected evaluation set, a damaged partition, a full disk, readers and
+writers of one database at once, refused inputs and documents that break parsers. Each is named, and the
+last good result stays the current one."""
 
 import os
 import signal

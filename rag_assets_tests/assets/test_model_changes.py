@@ -58,7 +58,7 @@ def test_changed_weights_go_stale_per_partition_and_a_backfill_makes_them_fresh(
     # half a migration: one strategy rebuilt, the other still on the old weights
     rebuilt = {c.name: c for c in runner.model_partitions("minilm-copy", ["boundaries"])}
     assert rebuilt["retrieval_stamps_agree"].passed
-    # the metrics refuse the mix before writing anything (issue 16): no evaluation run of it is recorded
+    # the metrics refuse the mix before writing anything: no evaluation run of it is recorded
     metrics = runner.run("evaluation_metrics", raise_on_error=False)
     [failure] = metrics.get_step_failure_events()
     refusal = failure.event_specific_data.error.cause.message

@@ -1,0 +1,52 @@
+"""A bad setting or model registry file stops `rag-assets` at start-up in one paragraph naming the
+setting or the file (and entry), and a model key that would leave the storage folder is refused before
+anything is written."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_assets_tests.servers import cli, one_paragraph, tiny_home_env
+
+pytestmark = [pytest.mark.integration]
+
+
+@pytest.mark.parametrize("key", ["../../evil", "/tmp/evil", "a\x00b", "x" * 300], ids=["dot-dot", "absolute", "nul", "long"])
+def test_a_model_key_that_would_leave_the_storage_folder_is_refused_when_registered(tmp_path, key):
+    import json
+
+    home = tmp_path / "deep" / "er" / "home"
+    registry = tmp_path / "models.json"
+    registry.write_text(json.dumps([{"key": key, "loader": "wordllama", "package": "wordllama", "dimension": 256,
+                                     "window": None}]), encoding="utf-8")
+    env = {**tiny_home_env(home), "RAG_ASSETS_MODELS_FILE": str(registry)}
+    result = cli(env, "evaluate", "--models", "wordllama", "--strategies", "boundaries")
+    assert result.returncode == 1
+    said = one_paragraph(result, "evaluate")
+    assert f"model registry file {registry}, entry 1: the model key" in said
+    written = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*") if path.is_file())
+    assert [path for path in written if not path.startswith("deep/er/home/")] == ["models.json"], written
+    assert not list(tmp_path.rglob("*evil*")) and not (home / "embedding_cache").exists()
+
+
+@pytest.mark.parametrize(("variables", "status", "named"), [
+    ({"RAG_ASSETS_EXECUTOR": "bogus"}, 2, "RAG_ASSETS_EXECUTOR='bogus'"),
+    ({"RAG_ASSETS_CONNECT_TIMEOUT": "-1"}, 2, "RAG_ASSETS_CONNECT_TIMEOUT"),
+    ({"RAG_ASSETS_MODELS_FILE": "{folder}/not-json.json"}, 1, "not-json.json: not JSON: line 1, column 2"),
+    ({"RAG_ASSETS_MODELS_FILE": "{folder}/object.json"}, 1, "object.json: must be a JSON list"),
+    ({"RAG_ASSETS_MODELS_FILE": "{folder}/unknown.json"}, 1, "unknown.json, entry 1: unknown field(s) 'colour'"),
+    ({"RAG_ASSETS_MODELS_FILE": "{folder}/missing.json"}, 1, "missing.json: No such file or directory"),
+], ids=["executor", "timeout", "not-json", "not-a-list", "unknown-field", "missing-file"])
+def test_a_start_up_error_is_one_paragraph_naming_the_setting_or_file(tmp_path, variables, status, named):
+    (tmp_path / "not-json.json").write_text("{oops", encoding="utf-8")
+    (tmp_path / "object.json").write_text('{"key": "x"}', encoding="utf-8")
+    (tmp_path / "unknown.json").write_text('[{"key": "x", "loader": "wordllama", "package": "wordllama", '
+                                           '"dimension": 256, "window": null, "colour": "red"}]', encoding="utf-8")
+    env = tiny_home_env(tmp_path / "home") | {name: value.format(folder=tmp_path) for name, value in variables.items()}
+    commands = ["evaluate", "backfill --model wordllama"] + (["report", "ask what"] if status == 2 else [])
+    for command in commands:  # a bad setting stops every command; the registry stops those that read it
+        result = cli(env, *command.split())
+        assert result.returncode == status, (command, result.stderr[-3000:])
+        assert "Traceback" not in result.stdout + result.stderr, (command, result.stderr[-3000:])
+        [paragraph] = result.stderr.strip().splitlines()
+        assert named in paragraph, (command, paragraph)
