@@ -2,11 +2,12 @@
 
     python bench/doc_fidelity.py [--json docs/figures/doc_fidelity.json]
 
-Three real trees are committed under bench/doc_trees/ with their licences: Flask's documentation
-(Sphinx, reStructuredText with Python domains, roles, version notes and its own extensions), Typer's
-(MkDocs Material, include markers) and MyST-Parser's (MyST Markdown in Sphinx). For each tree the oracle
-is its own build: ``sphinx-build -b html`` with the tree's conf.py (executed here, for the oracle only;
-extensions that are not installed are left out and named) and ``mkdocs build`` with its mkdocs.yml
+Three real trees are committed under data/third_party/doc_trees/ with their licences and provenance
+(data/third_party/README.md): Flask's documentation (Sphinx, reStructuredText with Python domains,
+roles, version notes and its own extensions), Typer's (MkDocs Material, include markers) and
+MyST-Parser's (MyST Markdown in Sphinx). For each tree the oracle is its own build:
+``sphinx-build -b html`` with the tree's conf.py (executed here, for the oracle only; extensions that
+are not installed are left out and named) and ``mkdocs build`` with its mkdocs.yml
 (plugins and theme overrides left out: they change navigation, not a page's text). Each page of the
 built site is compared sentence by sentence (``rag_assets.lib.ingest.fidelity``) with the canonical text
 rag_assets extracts from the source: the share of the site's sentences in ours (content kept), the
@@ -37,7 +38,7 @@ from rag_assets.lib.ingest.documents import extract_file  # noqa: E402
 from rag_assets.lib.ingest.extraction import extract_document, extract_html, extract_sphinx_html  # noqa: E402
 from rag_assets.lib.ingest.fidelity import coverage  # noqa: E402
 
-TREES = PROJECT / "bench" / "doc_trees"
+TREES = PROJECT / "data" / "third_party" / "doc_trees"
 # name: (tool, the docs folder under the tree, the source suffixes of its pages)
 # a page whose text the site generates from the project's code (autodoc imports it): not read from source
 FROM_CODE = re.compile(r"^\s*(?:\.\. |```\{)auto(?:class|module|function|data|attribute|exception|method|doc2-\w+)\b",
