@@ -23,6 +23,7 @@ from pydantic import Field
 from rag_assets import settings
 from rag_assets.lib.embed.models import current_revision, load_model, registry
 from rag_assets.lib.embed.spec import Embedder
+from rag_assets.lib.evaluate.decision import DecisionRule
 from rag_assets.lib.retrieve.ann import HNSWConfig
 from rag_assets.lib.retrieve.bm25 import BM25Config
 from rag_assets.lib.store import paths
@@ -79,6 +80,7 @@ def group_config(group: str) -> type[Config]:
 BM25Settings = group_config("bm25")
 HNSWSettings = group_config("hnsw")
 ObjectStoreSettings = group_config("object_store")
+DecisionSettings = group_config("decision")
 
 
 class RagSettings(ConfigurableResource):
@@ -86,7 +88,8 @@ class RagSettings(ConfigurableResource):
 
     Every field is a setting of ``rag_assets.settings`` (its default and its environment variable);
     a run's configuration may set any of them (the UI's launchpad, the command line's options). The
-    groups ``bm25``, ``hnsw`` and ``object_store`` are nested configs generated from their settings groups."""
+    groups ``bm25``, ``hnsw``, ``object_store`` and ``decision`` are nested configs generated from their settings
+    groups."""
 
     home: str = _setting("home")
     corpus_dir: str = _setting("corpus")
@@ -109,6 +112,8 @@ class RagSettings(ConfigurableResource):
     hnsw: HNSWSettings = Field(default_factory=lambda: HNSWSettings(), description=settings.GROUPS["hnsw"].__doc__)
     object_store: ObjectStoreSettings = Field(default_factory=lambda: ObjectStoreSettings(),
                                               description=settings.GROUPS["object_store"].__doc__)
+    decision: DecisionSettings = Field(default_factory=lambda: DecisionSettings(),
+                                       description=settings.GROUPS["decision"].__doc__)
     nightly_cron: str = _setting("schedule.cron")
     nightly_timezone: str = _setting("schedule.timezone")
 
@@ -120,6 +125,10 @@ class RagSettings(ConfigurableResource):
 
     def hnsw_config(self) -> HNSWConfig:
         return HNSWConfig(**self.hnsw.model_dump())
+
+    def decision_rule(self) -> DecisionRule:
+        return DecisionRule(budget=self.decision.budget, budgets=tuple(self.decision.budgets),
+                            adjustment=self.decision.adjustment)
 
     @property
     def duckdb_path(self) -> Path:

@@ -8,8 +8,8 @@ when they are needed, never at import time: ``current()`` returns those of the e
 is now (kept while the environment does not change), and a value that does not parse is a
 ``SettingsError`` naming the variable, the value and what it must be.
 
-The settings come in groups: what is evaluated (the top level: inputs and ``evaluation``), the
-retrievers' parameters (``bm25``, ``hnsw``), when things run (``schedule``), where the work runs
+The settings come in groups: what is evaluated (the top level: inputs and ``evaluation``), how the
+verdict decides (``decision``), the retrievers' parameters (``bm25``, ``hnsw``), when things run (``schedule``), where the work runs
 (``scale_out``), the Dagster instance (``instance``), where shared data lives (``object_store``)
 and what the catalog shows (``catalog``). ``table()`` lists every variable, for the documentation.
 """
@@ -65,6 +65,35 @@ class Evaluation(_Group):
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
         return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+
+
+class Decision(_Group):
+    """How the verdict decides: at which context budget, with which figures beside it, and how the family of
+    paired tests is adjusted (``lib/evaluate/decision.py``)."""
+
+    model_config = SettingsConfigDict(env_prefix=PREFIX + "DECISION_")
+
+    budget: int = Field(1024, ge=1, description="The context budget the verdict decides at, in tokens "
+                        "(cl100k_base): the configuration with the highest success there is shipped, and `ask` "
+                        "builds its context to it.")
+    budgets: Annotated[list[int], NoDecode] = Field(
+        [256, 512, 1024, 2048, 4096], description="Context budgets success and context are computed at, "
+        "comma-separated tokens (the verdict's budget is always one).")
+    adjustment: Literal["holm", "bh"] = Field(
+        "holm", description="How the p-values of one evaluation's paired tests are adjusted: holm (the family-wise "
+        "error rate) or bh (Benjamini-Hochberg, the false discovery rate).")
+
+    @field_validator("budgets", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+
+    @field_validator("budgets", mode="after")
+    @classmethod
+    def _positive(cls, value: list[int]) -> list[int]:
+        if not value or any(budget < 1 for budget in value):
+            raise ValueError("each context budget is a positive number of tokens, and there is at least one")
+        return value
 
 
 class BM25(_Group, BM25Parameters):
@@ -229,6 +258,7 @@ class Settings(_Group):
     debug: bool = Field(False, description="On failure, Dagster's log and the Python traceback instead of one "
                         "paragraph.")
     evaluation: Evaluation = Field(default_factory=Evaluation)
+    decision: Decision = Field(default_factory=Decision)
     bm25: BM25 = Field(default_factory=BM25)
     hnsw: HNSW = Field(default_factory=HNSW)
     schedule: Schedule = Field(default_factory=Schedule)
@@ -419,7 +449,7 @@ def _default(group: type[_Group], field: str) -> str:
     if isinstance(default, str) and default.startswith(str(PROJECT_ROOT)):
         return str(Path(default).relative_to(PROJECT_ROOT))
     if isinstance(default, list):
-        return ",".join(default)
+        return ",".join(str(item) for item in default)
     return repr(default) if isinstance(default, str) else str(default)
 
 

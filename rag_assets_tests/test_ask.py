@@ -77,21 +77,40 @@ def test_the_gate_keeps_only_chunks_under_the_cut(index):
         [c for c, _ in everything.retrieved[:2]]
     refused = ask(index, QUESTION, "dense", cut=distances[0] - 1e-6, k=4)
     assert refused.refused and refused.sources == [] and refused.prompt is None
-    assert refused.text() == f'NO ANSWER: nothing under cosine distance {refused.cut:.3f} for "{QUESTION}"'
+    heading, said = refused.text().splitlines()
+    assert heading == f"{MODEL}: {STRATEGY} x dense at 1024 context tokens"
+    assert said == f'NO ANSWER: nothing under cosine distance {refused.cut:.3f} for "{QUESTION}"'
 
 
-def test_the_budget_is_counted_with_the_model_tokenizer_and_cut_at_the_end(home, index):
+def test_the_budget_holds_whole_chunks_counted_with_the_context_tokenizer(home, index):
+    from rag_assets.lib.retrieve.context import count_tokens
+
     whole = ask(index, QUESTION, "dense", cut=2.0, k=4, budget=10_000)
-    first_tokens = whole.sources[0].tokens
-    budget = first_tokens + 10  # the first source whole, then 10 tokens of the second
-    answer = ask(index, QUESTION, "dense", cut=2.0, k=4, budget=budget)
-    assert len(answer.sources) == 2 and not answer.sources[0].truncated and answer.sources[1].truncated
-    count = index.index.embedder.count_tokens
-    assert [count([s.content])[0] for s in answer.sources] == [s.tokens for s in answer.sources]
-    assert sum(s.tokens for s in answer.sources) <= budget
-    second, original = answer.sources[1], whole.sources[1]
-    assert original.content.startswith(second.content) and len(second.content) < len(original.content)
-    assert _canonical(home)[second.doc_id][second.start:second.end] == second.content  # kept its beginning
+    assert [s.tokens for s in whole.sources] == count_tokens([s.content for s in whole.sources])
+    first, second = whole.sources[0].tokens, whole.sources[1].tokens
+    # the first source whole and 10 tokens to spare: the second does not fit whole, so it is not sent at all
+    answer = ask(index, QUESTION, "dense", cut=2.0, k=4, budget=first + second - 1)
+    assert [s.chunk_id for s in answer.sources] == [whole.sources[0].chunk_id]
+    assert answer.sources[0].content == whole.sources[0].content  # never cut before its end
+    exactly = ask(index, QUESTION, "dense", cut=2.0, k=4, budget=first + second)
+    assert [s.chunk_id for s in exactly.sources] == [s.chunk_id for s in whole.sources[:2]]
+    assert sum(s.tokens for s in exactly.sources) <= first + second
+    # a best chunk larger than the budget is an error that says so, not a source cut before its answer
+    with pytest.raises(AskError, match=rf"the best source is {first} context tokens, more than the budget of "
+                                       rf"{first - 1}: raise --budget"):
+        ask(index, QUESTION, "dense", cut=2.0, k=4, budget=first - 1)
+    assert _canonical(home)[answer.sources[0].doc_id][answer.sources[0].start:answer.sources[0].end] == \
+        answer.sources[0].content
+
+
+def test_hybrid_answers_gated_on_denses_distance(index):
+    dense = ask(index, QUESTION, "dense", cut=2.0, k=4)
+    best = dense.retrieved[0][1]
+    answered = ask(index, QUESTION, "hybrid", cut=best + 1e-6, k=4)
+    assert not answered.refused and answered.gate == "dense" and answered.sources[0].distance is None
+    assert "gated on dense's distance" in answered.text().splitlines()[0]
+    refused = ask(index, QUESTION, "hybrid", cut=best - 1e-6, k=4)
+    assert refused.refused and refused.text().endswith(f'(of dense) for "{QUESTION}"')
 
 
 def test_verify_citations_accepts_given_numbers_and_names_invented_ones(index):
@@ -119,13 +138,13 @@ def test_a_missing_or_stale_index_is_refused_with_the_command_that_fixes_it(tmp_
 
 def test_the_command_line_answers_refuses_verifies_and_traces(home, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("RAG_ASSETS_HOME", str(home))
-    given = ["--model", MODEL, "--strategy", STRATEGY, "--retriever", "dense"]
+    given = ["--model", MODEL, "--strategy", STRATEGY, "--retriever", "dense", "--k", "4"]
     assert main(["ask", QUESTION, *given, "--cut", "0.9", "--format", "json"]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert answer["refused"] is False and answer["sources"][0]["doc_id"] == "guide/kettles.html"
 
     assert main(["ask", "Who won the 1998 football world cup?", *given, "--cut", "0.05"]) == 0
-    assert capsys.readouterr().out.startswith('NO ANSWER: nothing under cosine distance 0.050 for "Who won')
+    assert capsys.readouterr().out.splitlines()[1].startswith('NO ANSWER: nothing under cosine distance 0.050 for "Who')
     assert main(["ask", "Who won the 1998 football world cup?", *given, "--cut", "0.05", "--strict"]) == EXIT_REFUSED
     capsys.readouterr()
 
@@ -147,29 +166,48 @@ def test_the_command_line_answers_refuses_verifies_and_traces(home, tmp_path, mo
     assert traces[1][4] == 0  # a refusal sends nothing
 
 
-def test_without_options_ask_uses_the_best_configuration_and_its_suggested_cut(home, monkeypatch, capsys):
+def test_without_options_ask_uses_the_verdicts_pick_its_budget_and_its_gates_cut(home, monkeypatch, capsys):
+    from rag_assets.lib.answer.choice import can_refuse
+    from rag_assets.lib.retrieve.engine import gate_of
+
     with duckdb.connect(str(paths.duckdb_path(home)), read_only=True) as connection:
         cuts = {(m, s, r): c for m, s, r, c in connection.sql(
             "SELECT model, strategy, retriever, cut FROM suggested_cuts").fetchall()}
-        sweep = connection.sql("SELECT count(*), count(DISTINCT cut) FROM threshold_sweep").fetchall()
-        # the configurations a gate can cut, ranked here from the per-query rows: MRR, then success@4
-        ranked = connection.sql(
-            "SELECT model, strategy, retriever, avg(reciprocal_rank) AS mrr, avg(hit_at_4) AS s4 FROM query_measures "
-            "WHERE retriever IN ('dense', 'ann', 'late_interaction') GROUP BY ALL ORDER BY mrr DESC, s4 DESC").fetchall()
-    configurations = {(m, s, r) for m in (MODEL, "wordllama") for s in (STRATEGY, "blind")
-                      for r in ("dense", "ann", "late_interaction")}
-    assert set(cuts) == configurations and sweep == [(12 * 141, 141)]
-    top = ranked[0][3:]
-    best = {row[:3] for row in ranked if row[3:] == top}  # tied at the top: any of them is the best
-    assert ranked[-1][3] < top[0]  # and there is a worse choice to avoid
+        ranking = connection.sql("SELECT rank, model, strategy, retriever FROM ranking WHERE rank IS NOT NULL "
+                                 "ORDER BY rank").fetchall()
+        [(budget,)] = connection.sql("SELECT budget FROM decision").fetchall()
+    # the best ranked configuration that can say no (BM25 cannot: it has no distance)
+    rank, *expected = next(row for row in ranking if can_refuse(row[3]))
     monkeypatch.setenv("RAG_ASSETS_HOME", str(home))
     assert main(["ask", QUESTION, "--format", "json"]) == 0
     answer = json.loads(capsys.readouterr().out)
-    chosen = (answer["model"], answer["strategy"], answer["retriever"])
-    assert chosen in best, (chosen, ranked)
-    assert answer["cut"] == cuts[chosen]
+    assert [answer["model"], answer["strategy"], answer["retriever"]] == expected
+    assert answer["budget"] == budget == 1024
+    assert answer["cut"] == cuts[(answer["model"], answer["strategy"], gate_of(answer["retriever"]))]
+    assert answer["chosen"].startswith("the verdict's pick" if rank == 1 else f"ranked #{rank}")
     assert main(["report"]) == 0
-    assert "When to refuse" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert printed.startswith("Verdict at 1024 context tokens") and "When to refuse" in printed
+
+
+def test_the_stored_pick_is_the_highest_success_within_1024_tokens_recomputed_from_the_rows(home):
+    """The real pipeline (two models, two strategies, every retriever): the decision's pick is, of the
+    competing configurations, the one with the highest success within 1024 context tokens recomputed here
+    from the stored rows, ties broken by MRR, then the smaller context, then the names."""
+    from rag_assets_tests.lib.evaluate.needle_rows import success_by_hand
+
+    with duckdb.connect(str(paths.duckdb_path(home)), read_only=True) as connection:
+        [decision] = connection.sql("SELECT budget, model, strategy, retriever FROM decision").fetchall()
+        success = success_by_hand(connection, 1024)
+        competing = {row[:3]: row[3:] for row in connection.sql(
+            "SELECT model, strategy, retriever, success, mrr, context_tokens FROM ranking WHERE competes").fetchall()}
+        content = connection.sql("SELECT count(*) FROM latest_results WHERE len(content_tokens) <> len(chunk_ids) "
+                                 "OR context_tokens[len(context_tokens)] <> list_sum(content_tokens)").fetchall()
+    assert decision[0] == 1024 and content == [(0,)]
+    for configuration, (stored, _, _) in competing.items():
+        assert stored == pytest.approx(success[configuration])
+    expected = min(competing, key=lambda c: (-success[c], -competing[c][1], competing[c][2], *c))
+    assert decision[1:] == expected
 
 
 def test_a_cold_ask_runs_the_verified_onnx_export_without_pytorch_and_answers_the_same(tmp_path):

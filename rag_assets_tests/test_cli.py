@@ -56,8 +56,9 @@ def test_evaluate_ends_with_a_verdict_and_report_keeps_the_tables(tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     verdict = run.stdout[run.stdout.index("Verdict"):].strip().splitlines()
     assert len(verdict) <= 30 and "| model |" not in run.stdout  # no wall of tables
-    assert verdict[1].startswith("  wordllama: ") and "MRR " in verdict[1] and "S@20 " in verdict[1]
-    assert any(line.startswith("Significant paired findings (p < 0.05): ") for line in verdict)
+    assert verdict[0].startswith("Verdict at 1024 context tokens (cl100k_base (tiktoken); the needle is the unit")
+    assert verdict[1].startswith("  Ship wordllama: ") and "S@1024t " in verdict[1] and "MRR " in verdict[1]
+    assert any(line.startswith("  Significant after adjustment: ") for line in verdict)
     assert any(line.startswith("Since the previous run: one evaluation run so far") for line in verdict)
     assert verdict[-1].startswith("Full tables: rag-assets report")
     assert "Token indices sequence length" not in run.stdout + run.stderr
@@ -66,6 +67,7 @@ def test_evaluate_ends_with_a_verdict_and_report_keeps_the_tables(tmp_path):
     full = subprocess.run([sys.executable, "-m", "rag_assets.cli", "report", "--paired"], env=env, capture_output=True,
                           text=True)
     assert full.returncode == 0 and "| model | strategy | retriever |" in full.stdout and "Paired tests" in full.stdout
+    assert full.stdout.startswith("Verdict at 1024 context tokens")  # the report starts with the decision
 
 
 def test_the_ui_started_in_the_background_stops_on_sigterm_with_its_children(tmp_path):

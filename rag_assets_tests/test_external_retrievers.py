@@ -40,17 +40,19 @@ def test_the_teams_retriever_is_evaluated_beside_the_built_in_configurations(tmp
         assert "running external_partition [external prod]" in first.stdout
         with duckdb.connect(str(home / "metrics.duckdb"), read_only=True) as connection:
             configurations = connection.sql("SELECT DISTINCT model, strategy, retriever FROM metrics").fetchall()
-            compared = connection.sql("SELECT comparison, measure, queries FROM comparisons WHERE model = 'external'"
-                                      ).fetchall()
+            compared = connection.sql("SELECT comparison, measure, needles, b_model FROM comparisons "
+                                      "WHERE model = 'external'").fetchall()
+            [pick] = connection.sql("SELECT model, strategy, retriever FROM decision").fetchall()
             stored = connection.sql("SELECT * FROM evaluation_runs").to_arrow_table().to_pylist()
         assert ("external", "prod", "prod") in configurations and ("wordllama", "boundaries", "dense") in configurations
-        assert {measure for _, measure, _ in compared} == {"success_at_4", "mrr"}
-        assert all(label.startswith("prod vs best built-in (wordllama x boundaries x ") for label, _, _ in compared)
-        assert all(queries == 6 for _, _, queries in compared)  # the same needle queries on both sides
+        # the team's retriever against the verdict's pick, at the decision's budget, on the same needles
+        assert [(label, measure, model) for label, measure, _, model in compared] == [
+            ("prod vs pick", "success_at_1024_tokens", pick[0])]
+        assert pick[:2] == ("wordllama", "boundaries") and compared[0][2] == 3  # three needles, six queries
         assert service.token not in json.dumps(stored, default=str)
         report = cli(env, "report", "--paired")
         assert report.returncode == 0 and "| external | prod | prod |" in report.stdout
-        assert "| external | prod vs best built-in (wordllama x boundaries x " in report.stdout  # +wins/-losses, p
+        assert "| external | prod vs pick | external: prod x prod | wordllama: boundaries x " in report.stdout
         # nothing changed: nothing is asked again
         again = cli(env, "evaluate", *WORDLLAMA)
         assert "up to date: external_partition [external prod]" in again.stdout, again.stdout[-2000:]

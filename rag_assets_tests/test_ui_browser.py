@@ -114,18 +114,24 @@ def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(
 
             # the metrics page: the comparison table, both plots and the worst-queries preview
             metrics = open_page(page, server.url + "/assets/retrieval_metrics", "metrics")
-            for label in ("comparison", "comparisons", "chunk_stats", "plots", "recall_at_20", "mrr"):
+            for label in ("verdict", "shipped", "success_at_1024_tokens", "comparison", "comparisons", "chunk_stats",
+                          "plots", "mrr"):
                 assert label in metrics, label
-            page.get_by_text("[Show Markdown]").first.click()  # the comparison table
+            page.get_by_text("[Show Markdown]").first.click()  # the first entry: the verdict
             time.sleep(1)
             shown = page.inner_text("body")
-            assert "wordllama-copy" in shown and ("S@1" in shown or "MRR" in shown)
+            assert "Verdict at 1024 context tokens" in shown and "Ship wordllama" in shown, shown[-2000:]
+            page.keyboard.press("Escape")
+            page.get_by_text("[Show Markdown]").nth(1).click()  # the comparison table
+            time.sleep(1)
+            shown = page.inner_text("body")
+            assert "wordllama-copy" in shown and "S@1024t" in shown
             page.keyboard.press("Escape")
             plots = page.locator("img[src^='data:image/png']")
-            if not plots.count():  # the plots render when their Markdown is opened
-                page.get_by_text("[Show Markdown]").nth(3).click()
+            if not plots.count():  # the plots render when their Markdown is opened (after the verdict and 3 tables)
+                page.get_by_text("[Show Markdown]").nth(4).click()
                 time.sleep(1)
-            assert page.locator("img[src^='data:image/png']").count() >= 2, "the plots are not shown"
+            assert page.locator("img[src^='data:image/png']").count() >= 3, "the plots are not shown"
             page.screenshot(path=str(ARTEFACTS / "metrics-plots.png"))
             page.keyboard.press("Escape")
 

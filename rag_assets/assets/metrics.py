@@ -17,10 +17,10 @@ from dagster import (
 
 from rag_assets.asset_support import preview_table, snapshot_of
 from rag_assets.automation import EVALUATE
-from rag_assets.lib.evaluate.misses import worst_queries_of_default
+from rag_assets.lib.evaluate.misses import worst_queries_of_pick
 from rag_assets.lib.evaluate.regressions import latest_regressions
-from rag_assets.lib.evaluate.report import build_report, headline, plots_markdown
-from rag_assets.lib.evaluate.results_store import record_evaluation
+from rag_assets.lib.evaluate.report import Report, build_report, headline, plots_markdown
+from rag_assets.lib.evaluate.results_store import Evaluation, record_evaluation
 from rag_assets.lib.retrieve.external import registry as external_registry
 from rag_assets.lib.store.database import read_only
 from rag_assets.lib.store.paths import stored_database
@@ -51,39 +51,45 @@ def external_keys(settings: RagSettings) -> list[str]:
 def retrieval_metrics(
     context: AssetExecutionContext, settings: RagSettings, models: EmbeddingModels, corpus_snapshot: pa.Table
 ) -> MaterializeResult:
-    """success@k, recall@k, precision@k, MRR and nDCG@10 with intervals, paired tests, and each strategy's
-    costs, in DuckDB.
+    """success@k, success at each context budget, recall@k, precision@k, MRR and nDCG@10 with intervals over
+    needles, the decision at the budget and its family of adjusted paired tests, and each strategy's costs,
+    in DuckDB.
 
     Reads every materialised partition of its inputs from Parquet (read_parquet) and appends them as a
     new evaluation run (history is kept); writes the report (Markdown and PNG plots) beside the file.
     """
     evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id,
-                                   stamp_rule(models, corpus_snapshot), models.registered(), external_keys(settings))
+                                   stamp_rule(models, corpus_snapshot), models.registered(), external_keys(settings),
+                                   settings.decision_rule())
     for warning in evaluation.warnings:
         context.log.warning(warning)
     report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,
-                          Path(settings.home) / "report", evaluation.cuts)
-    comparison, comparisons, chunk_stats, *refusal = report.sections.values()
-    figures = headline(evaluation.table, evaluation.configurations)
-    missed = worst_queries_of_default(settings.duckdb_path, Path(settings.home), evaluation.configurations)
-    return MaterializeResult(
-        metadata={
-            # numbers Dagster plots over time on the asset's page: the default configuration
-            **({"default_configuration": figures["configuration"], "recall_at_20": figures["recall_at_20"],
-                "mrr": figures["mrr"]} if figures else {}),
-            "duckdb": MetadataValue.path(str(settings.duckdb_path)),
-            "evaluation_run": evaluation.run_id,
-            "rows": evaluation.rows,
-            "configurations": MetadataValue.json([f"{m} x {s}" for m, s in evaluation.configurations]),
-            "comparison": MetadataValue.md(comparison),
-            "comparisons": MetadataValue.md(comparisons),
-            "chunk_stats": MetadataValue.md(chunk_stats),
-            **({"suggested_cuts": MetadataValue.md(refusal[0])} if refusal else {}),
-            "plots": MetadataValue.md(plots_markdown(report)),
-            **({"worst_queries": preview_table(missed)} if missed else {}),
-            "report": MetadataValue.path(str(report.path)),
-        }
-    )
+                          Path(settings.home) / "report", evaluation.cuts, evaluation.ranking, evaluation.rule,
+                          evaluation.verdict)
+    missed = worst_queries_of_pick(settings.duckdb_path, Path(settings.home), evaluation.configurations,
+                                   evaluation.ranking)
+    return MaterializeResult(metadata=metrics_metadata(evaluation, report, settings.duckdb_path, missed))
+
+
+def metrics_metadata(evaluation: Evaluation, report: Report, database: Path, missed: list[dict]) -> dict:
+    """The metrics asset's metadata: the decision first, then the pick's figures (which Dagster plots over time
+    on the asset's page), the tables, the plots and where the files are."""
+    _verdict, comparison, comparisons, chunk_stats, *refusal = report.sections.values()
+    return {
+        "verdict": MetadataValue.md(f"```\n{evaluation.verdict}\n```"),
+        **headline(evaluation.table, evaluation.ranking, evaluation.rule),
+        "duckdb": MetadataValue.path(str(database)),
+        "evaluation_run": evaluation.run_id,
+        "rows": evaluation.rows,
+        "configurations": MetadataValue.json([f"{m} x {s}" for m, s in evaluation.configurations]),
+        "comparison": MetadataValue.md(comparison),
+        "comparisons": MetadataValue.md(comparisons),
+        "chunk_stats": MetadataValue.md(chunk_stats),
+        **({"suggested_cuts": MetadataValue.md(refusal[0])} if refusal else {}),
+        "plots": MetadataValue.md(plots_markdown(report)),
+        **({"worst_queries": preview_table(missed)} if missed else {}),
+        "report": MetadataValue.path(str(report.path)),
+    }
 
 
 @asset_check(asset=retrieval_metrics, blocking=True, additional_ins={"corpus_snapshot": AssetIn()},

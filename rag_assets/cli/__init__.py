@@ -67,12 +67,15 @@ def positive_int(text: str) -> int:
 
 
 def gated_retriever(text: str) -> str:
-    """An argparse type: a retriever with a distance ``ask`` may gate on (the retriever registry says which;
-    read only when the option is given, so that the command line starts without loading the retrievers)."""
-    from rag_assets.lib.retrieve.engine import gated
+    """An argparse type: a retriever ``ask`` can gate, by its own distance or by that of the retriever it
+    builds on (the retriever registry says which; read only when the option is given, so that the command
+    line starts without loading the retrievers)."""
+    from rag_assets.lib.retrieve.engine import gate_of
 
-    if text not in gated():
-        raise argparse.ArgumentTypeError(f"{text!r} has no distance to gate on; choose from {', '.join(gated())}")
+    try:
+        gate_of(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     return text
 
 
@@ -157,10 +160,11 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     report.add_argument("--format", choices=("table", "json"), default="table")
     report.add_argument("--paired", action="store_true", help="also print the paired tests (table: comparisons)")
 
-    history = commands.add_parser("history", help="recall@20 and MRR of one configuration in every evaluation run")
-    history.add_argument("--model", help="registry key (default: all-MiniLM-L6-v2)")
-    history.add_argument("--strategy", help="chunking strategy (default: boundaries_header)")
-    history.add_argument("--retriever", help="retriever (default: dense)")
+    history = commands.add_parser("history", help="recall@20, MRR and success at each context budget of one "
+                                  "configuration in every evaluation run, with intervals over needles")
+    history.add_argument("--model", help="registry key (default: the verdict's pick)")
+    history.add_argument("--strategy", help="chunking strategy (default: the verdict's pick)")
+    history.add_argument("--retriever", help="retriever (default: the verdict's pick)")
 
     ask = commands.add_parser(
         "ask", help="retrieve for a question: NO ANSWER, or numbered sources and the prompt it would send",
@@ -169,15 +173,16 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
         f"{EXIT_REFUSED} refused with --strict.")
     ask.add_argument("question", help="the question; '-' reads one question per line of standard input and "
                      "keeps the index loaded between them")
-    ask.add_argument("--model", help="registry key (default: the best configuration of the latest metrics)")
+    ask.add_argument("--model", help="registry key (default: the verdict's pick in the latest metrics)")
     ask.add_argument("--strategy", help="chunking strategy (default: as --model)")
     ask.add_argument("--retriever", type=gated_retriever,
-                     help="a retriever with a distance to gate on (default: as --model)")
+                     help="a retriever with a distance, or one built on one (hybrid: gated on dense's); default: "
+                     "as --model")
     ask.add_argument("--cut", type=distance_cut,
                      help="cosine distance cut, 0 to 2 (default: the configuration's suggested cut)")
-    ask.add_argument("--k", type=positive_int, default=4, help="most chunks kept (default 4)")
-    ask.add_argument("--budget", type=positive_int, default=1000,
-                     help="most tokens of sources, the model's tokenizer (1000)")
+    ask.add_argument("--k", type=positive_int, default=25, help="most chunks considered (default 25)")
+    ask.add_argument("--budget", type=positive_int,
+                     help="context tokens of whole sources, cl100k_base (default: the verdict's budget, else 1024)")
     ask.add_argument("--format", choices=("text", "json"), default="text")
     ask.add_argument("--verify", metavar="FILE", help="an answer text whose [n] citations are checked against the sources")
     ask.add_argument("--strict", action="store_true", help=f"exit {EXIT_REFUSED} when refused (for scripts)")

@@ -45,15 +45,18 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
             raise asking.AskError(f"no results yet at {database}: run `rag-assets evaluate` first, or give "
                                   "--model, --strategy, --retriever and --cut")
         model, strategy, retriever, cut = args.model, args.strategy, args.retriever, args.cut
+        budget, why = args.budget or asking.DEFAULT_BUDGET, "as given"
         if needs_metrics:
             with read_only(database) as connection:
-                model, strategy, retriever = default_configuration(connection, model, strategy, retriever)
+                chosen = default_configuration(connection, model, strategy, retriever)
+                model, strategy, retriever, why = chosen.model, chosen.strategy, chosen.retriever, chosen.why
+                budget = args.budget or chosen.budget
                 cut = cut if cut is not None else calibrated_cut(connection, model, strategy, retriever)
         embedder = load_for_asking(model, registry(current().models_file), paths.onnx_dir(home))
         ask_index = asking.load_index(home, embedder, strategy)
         if interactive:  # the index stays loaded: one answer per line of standard input
-            return ask_each_line(ask_index, home, retriever, cut, args)
-        answer = asking.ask(ask_index, args.question, retriever, cut, args.k, args.budget)
+            return ask_each_line(ask_index, home, retriever, cut, budget, why, args)
+        answer = asking.ask(ask_index, args.question, retriever, cut, args.k, budget, why)
         cited = asking.verify_citations(Path(args.verify).read_text(encoding="utf-8"), answer.sources) \
             if args.verify else None
     except (asking.AskError, asking.CitationError, ModelUnavailableError, DamagedDatabase, OSError) as error:
@@ -73,7 +76,8 @@ def warn(*warnings: str | None) -> None:
             print(f"rag-assets ask: warning: {warning}", file=sys.stderr)
 
 
-def ask_each_line(ask_index, home: Path, retriever: str, cut: float, args: argparse.Namespace) -> int:
+def ask_each_line(ask_index, home: Path, retriever: str, cut: float, budget: int, why: str,
+                  args: argparse.Namespace) -> int:
     """``rag-assets ask -``: a question per line of standard input, answered by the index loaded once
     (blank lines skipped; a line that is not a question is one error line, and the next is asked)."""
     from rag_assets.lib.answer import ask as asking
@@ -90,7 +94,7 @@ def ask_each_line(ask_index, home: Path, retriever: str, cut: float, args: argpa
         except UsageError as error:
             print(f"rag-assets ask: line {number}: {error}", file=sys.stderr)
             continue
-        answer = asking.ask(ask_index, question, retriever, cut, args.k, args.budget)
+        answer = asking.ask(ask_index, question, retriever, cut, args.k, budget, why)
         refused = refused or answer.refused
         print(answer.to_json() if args.format == "json" else answer.text() + "\n", flush=True)
         warn(record_trace(home, answer))

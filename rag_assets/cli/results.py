@@ -31,7 +31,8 @@ def stored_results(home: Path) -> Path | None:
 def report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
     """The comparison grouped by ``by`` (and with ``paired``, the paired tests), the approximate
     search's recall and the suggested refusal cuts, as Markdown tables or JSON."""
-    from rag_assets.lib.evaluate.comparisons import comparisons_heading
+    from rag_assets.lib.evaluate.comparisons import adjustment_label
+    from rag_assets.lib.evaluate.decision import stored_decision, stored_ranking
     from rag_assets.lib.evaluate.measures import (
         ann_recall,
         comparison,
@@ -45,6 +46,7 @@ def report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
         format_suggested_cuts,
         format_table,
     )
+    from rag_assets.lib.evaluate.verdict import verdict
 
     database = stored_results(home)
     if database is None:
@@ -61,14 +63,20 @@ def report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
         tests = paired_comparisons(connection) if paired else None
         cuts = suggested_cuts(connection)
         recall = ann_recall(connection)
+        decision, ranking = stored_decision(connection), stored_ranking(connection)
+        said = verdict(connection, home) if fmt != "json" else ""
     if fmt == "json":
-        print(json.dumps({"metrics": table.to_pylist(), "comparisons": tests.to_pylist(),
+        print(json.dumps({"decision": decision, "ranking": ranking, "metrics": table.to_pylist(),
+                          "comparisons": tests.to_pylist(),
                           "suggested_cuts": cuts.to_pylist() if cuts is not None else []} if paired
                          else table.to_pylist(), indent=2, default=str))
         return EXIT_OK
+    print(said + "\n")
     print(format_table(table))
     if paired:
-        print(f"\n{comparisons_heading()}:\n")
+        adjustment = adjustment_label(decision["adjustment"]) if decision else "none"
+        print(f"\nPaired tests at {decision['budget'] if decision else '?'} context tokens, over needles (one family, "
+              f"p adjusted by {adjustment}):\n")
         print(format_comparisons(tests))
     if recall:
         print("\nApproximate search (ann: an HNSW graph, faiss) against exact search (dense), the share of the "
@@ -95,16 +103,20 @@ def report_command(args: argparse.Namespace, home: Path) -> int:
 def history_command(args: argparse.Namespace, home: Path) -> int:
     """recall@20 with its interval and MRR of one configuration in every evaluation run."""
     from rag_assets.lib.embed.models import DEFAULT_MODEL
-    from rag_assets.lib.evaluate.comparisons import REPORT_STRATEGY, STRATEGY_RETRIEVER
+    from rag_assets.lib.evaluate.decision import stored_decision
     from rag_assets.lib.evaluate.measures import history
+    from rag_assets.lib.evaluate.report import REPORT_STRATEGY, STRATEGY_RETRIEVER
     from rag_assets.lib.evaluate.tables import format_history
 
     database = stored_results(home)
     if database is None:
         return EXIT_NO_RESULTS
-    model = args.model or DEFAULT_MODEL
-    strategy, retriever = args.strategy or REPORT_STRATEGY, args.retriever or STRATEGY_RETRIEVER
     with read_only(database) as connection:
+        decision = stored_decision(connection) or {}
+        # what is not given is the decision's pick (else the report's defaults)
+        model = args.model or decision.get("model") or DEFAULT_MODEL
+        strategy = args.strategy or decision.get("strategy") or REPORT_STRATEGY
+        retriever = args.retriever or decision.get("retriever") or STRATEGY_RETRIEVER
         table = history(connection, model, strategy, retriever)
     if not len(table):
         print(f"no evaluation run holds {model} x {strategy} x {retriever}", file=sys.stderr)

@@ -34,8 +34,10 @@ def test_history_prints_one_line_per_run_and_the_metrics_carry_numbers_to_plot(
         instance=instance, tags={"rag_assets/trigger": "nightly"})
     assert [m.asset_key.to_user_string() for m in nightly.get_asset_materialization_events()] == ["retrieval_metrics"]
     metadata = again.asset_materializations_for_node("retrieval_metrics")[0].metadata
-    assert metadata["default_configuration"].value == "all-MiniLM-L6-v2 x boundaries_header x dense"
-    assert isinstance(metadata["recall_at_20"].value, float) and isinstance(metadata["mrr"].value, float)
+    assert list(metadata)[0] == "verdict" and metadata["verdict"].value.startswith("```\nVerdict at 1024 context")
+    shipped = metadata["shipped"].value  # the pick, whose figures Dagster plots over the runs
+    assert shipped.startswith("all-MiniLM-L6-v2: boundaries_header x ")
+    assert isinstance(metadata["success_at_1024_tokens"].value, float) and isinstance(metadata["mrr"].value, float)
 
     monkeypatch.setenv("RAG_ASSETS_HOME", settings.home)
     assert main(["history"]) == 0
@@ -43,6 +45,8 @@ def test_history_prints_one_line_per_run_and_the_metrics_carry_numbers_to_plot(
     lines = [line for line in printed.splitlines() if line.startswith("| ") and not line.startswith("| run ")]
     assert len(lines) == 3  # three evaluation runs, oldest first, the same figures (nothing changed)
     assert lines[0].split("|")[5:] == lines[1].split("|")[5:] == lines[2].split("|")[5:]
-    assert f"{metadata['recall_at_20'].value:.3f}" in lines[2] and f"{metadata['mrr'].value:.3f}" in lines[2]
+    # without options, the history of the pick
+    assert f"{metadata['success_at_1024_tokens'].value:.3f}" in lines[2] and f"{metadata['mrr'].value:.3f}" in lines[2]
+    assert printed.startswith(shipped.replace(":", " x", 1))
     assert main(["history", "--model", "wordllama"]) == 1
-    assert "no evaluation run holds wordllama x boundaries_header x dense" in capsys.readouterr().err
+    assert "no evaluation run holds wordllama x boundaries_header x " in capsys.readouterr().err

@@ -8,9 +8,14 @@ cut: NO ANSWER) or returns numbered sources, best first, and the prompt it would
   embedded ``text`` with its header and overlap, with its document, section path, locator
   (``#char=start,end``; an HTML page also gets ``page.html#anchor``, a PDF ``file.pdf#page=N``) and
   distance. A model only ever writes ``[n]``; the program attaches documents and links.
-- Sources are added until the token budget, counted with the model's own tokenizer, is reached; the
-  last one that does not fit whole is cut at its end (never its beginning), and its locator says
-  exactly what was kept.
+- Sources are whole chunks in rank order, added until the first that does not fit the token budget
+  (counted with the context tokenizer, ``lib/retrieve/context.py``): exactly the context whose success
+  the evaluation measures at that budget. A best chunk larger than the budget is an error that says
+  so, never a chunk cut before its answer.
+- Without a configuration given, ``ask`` answers with the verdict's pick at its budget
+  (``choice.py``). A retriever without a distance (hybrid) is gated on the distance of the first
+  retriever upstream of it that has one (dense, of the same index): nothing is answered when that
+  retriever's best chunk is not under the cut.
 - ``verify_citations`` checks an answer's ``[n]`` against the sources it was given.
 
 No language model is needed anywhere: generating the answer is outside this project.
@@ -23,17 +28,18 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 from rag_assets.lib.embed.partition import token_cache, vectors_of
 from rag_assets.lib.embed.spec import Embedder
 from rag_assets.lib.evalsets.queries import Query
-from rag_assets.lib.retrieve.engine import Index, Ranking, gated, run_retrievers
+from rag_assets.lib.retrieve.context import count_tokens, running_totals, whole_chunks_within
+from rag_assets.lib.retrieve.engine import Index, Ranking, gate_of, gated, run_retrievers
 from rag_assets.lib.store import paths
 
 GATED = gated()  # the retrievers with a distance to gate on (the registry says which)
-DEFAULT_K = 4
-DEFAULT_BUDGET = 1000
+DEFAULT_K = 25  # chunks considered, as many as the evaluation keeps: the budget decides how many are sent
+DEFAULT_BUDGET = 1024  # context tokens, the verdict's default budget
 INSTRUCTION = (
     "Answer the question using only the numbered sources below. Cite every claim with the number of its "
     "source in square brackets, like [1]. If the sources do not contain the answer, say that you cannot "
@@ -61,9 +67,8 @@ class Source:
     end: int
     locator: str  # "#char=start,end"
     link: str  # page.html#anchor, file.pdf#page=N, or doc#char=start,end
-    distance: float
-    tokens: int
-    truncated: bool
+    distance: float | None  # the chunk's distance, when the retriever has one (hybrid has none)
+    tokens: int  # context tokens of its content
     content: str
 
 
@@ -78,21 +83,30 @@ class Answer:
     k: int
     budget: int
     refused: bool
-    retrieved: list[tuple[str, float]]  # the retriever's top k with distances, before the gate
+    retrieved: list[tuple[str, float | None]]  # the retriever's top k with distances, before the gate
+    gate: str = ""  # the retriever whose distance the cut applies to (``retriever`` when it has one)
+    chosen: str = ""  # why this configuration: the verdict's pick, or what the command gave
     sources: list[Source] = field(default_factory=list)
     prompt: str | None = None
     latency_ms: float = 0.0
 
     def refusal(self) -> str:
-        return f'NO ANSWER: nothing under cosine distance {self.cut:.3f} for "{self.question}"'
+        gate = "" if self.gate in ("", self.retriever) else f" (of {self.gate})"
+        return f'NO ANSWER: nothing under cosine distance {self.cut:.3f}{gate} for "{self.question}"'
+
+    def heading(self) -> str:
+        """Which configuration answered, and why it was this one."""
+        gate = "" if self.gate in ("", self.retriever) else f", gated on {self.gate}'s distance"
+        return (f"{self.model}: {self.strategy} x {self.retriever} at {self.budget} context tokens{gate}"
+                + (f" ({self.chosen})" if self.chosen else ""))
 
     def text(self) -> str:
         if self.refused:
-            return self.refusal()
-        lines = [f"[{s.number}] {s.doc_id} · {s.section} · {s.locator} · d={s.distance:.3f}"
-                 + (f" · {s.link}" if "#char=" not in s.link else "")
-                 + (" · cut at the token budget" if s.truncated else "") for s in self.sources]
-        return "\n".join(lines) + "\n\n" + (self.prompt or "")
+            return self.heading() + "\n" + self.refusal()
+        lines = [f"[{s.number}] {s.doc_id} · {s.section} · {s.locator} · {s.tokens} tokens"
+                 + (f" · d={s.distance:.3f}" if s.distance is not None else "")
+                 + (f" · {s.link}" if "#char=" not in s.link else "") for s in self.sources]
+        return self.heading() + "\n" + "\n".join(lines) + "\n\n" + (self.prompt or "")
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, ensure_ascii=False)
@@ -165,45 +179,19 @@ def source_link(document: Document, start: int, end: int) -> str:
     return f"{document.doc_id}#{anchor}" if anchor else f"{document.doc_id}#char={start},{end}"
 
 
-def _fit(content: str, tokens: int, count: Callable[[Sequence[str]], list[int]]) -> str:
-    """The longest beginning of ``content`` (cut at a word end) of at most ``tokens`` tokens."""
-    low, high = 0, len(content)
-    while low < high:  # the longest prefix length whose token count fits
-        middle = (low + high + 1) // 2
-        if count([content[:middle]])[0] <= tokens:
-            low = middle
-        else:
-            high = middle - 1
-    prefix = content[:low]
-    if low < len(content) and " " in prefix:
-        prefix = prefix[: prefix.rstrip().rfind(" ")]
-    return prefix.rstrip()
-
-
-def build_sources(ask_index: AskIndex, kept: Sequence[tuple[int, float]], budget: int) -> list[Source]:
-    """Numbered sources, best first, until the token budget; the last is cut at its end to fit."""
-    count = ask_index.index.embedder.count_tokens
+def build_sources(ask_index: AskIndex, kept: Sequence[tuple[int, float | None]], budget: int) -> list[Source]:
+    """Numbered sources, best first: whole chunks until the first that does not fit the token budget."""
     sources: list[Source] = []
-    left = budget
-    for position, distance in kept:
+    tokens = count_tokens([ask_index.chunks[position]["content"] for position, _ in kept])
+    for (position, distance), own in zip(kept[:whole_chunks_within(running_totals(tokens), budget)], tokens):
         chunk = ask_index.chunks[position]
-        content, truncated = chunk["content"], False
-        tokens = count([content])[0]
-        if tokens > left:
-            content, truncated = _fit(content, left, count), True
-            if not content:
-                break
-            tokens = count([content])[0]
-        start, end = chunk["start"], chunk["start"] + len(content)
+        start, end = chunk["start"], chunk["end"]
         document = ask_index.documents[chunk["doc_id"]]
         sources.append(Source(
             number=len(sources) + 1, chunk_id=chunk["chunk_id"], doc_id=chunk["doc_id"], title=document.title,
             section=chunk["section"], start=start, end=end, locator=f"#char={start},{end}",
-            link=source_link(document, start, end), distance=float(distance), tokens=tokens, truncated=truncated,
-            content=content))
-        left -= tokens
-        if truncated or left <= 0:
-            break
+            link=source_link(document, start, end), distance=None if distance is None else float(distance),
+            tokens=own, content=chunk["content"]))
     return sources
 
 
@@ -212,28 +200,39 @@ def build_prompt(question: str, sources: Sequence[Source]) -> str:
     return f"{INSTRUCTION}\n\nSources:\n\n" + "\n\n".join(blocks) + f"\n\nQuestion: {question}\n"
 
 
-def _ranking(ask_index: AskIndex, question: str, retriever: str, k: int) -> Ranking:
-    if retriever not in GATED:
-        raise AskError(f"retriever {retriever!r} has no distance to gate on; use one of {', '.join(GATED)}")
-    [row] = [r for r in run_retrievers([Query("ask", None, "ask", question)], ask_index.index, k, [retriever])
-             if r["retriever"] == retriever]
-    return Ranking([ask_index.positions[c] for c in row["chunk_ids"]], row["scores"], row["distances"])
+def _rankings(ask_index: AskIndex, question: str, names: Sequence[str], k: int) -> dict[str, Ranking]:
+    rows = run_retrievers([Query("ask", None, "ask", question)], ask_index.index, k, list(dict.fromkeys(names)))
+    return {row["retriever"]: Ranking([ask_index.positions[c] for c in row["chunk_ids"]], row["scores"],
+                                      row["distances"]) for row in rows}
 
 
 def ask(ask_index: AskIndex, question: str, retriever: str, cut: float, k: int = DEFAULT_K,
-        budget: int = DEFAULT_BUDGET) -> Answer:
-    """Retrieve, gate (at most k chunks, only those under the cut), and build the sources and prompt."""
+        budget: int = DEFAULT_BUDGET, chosen: str = "") -> Answer:
+    """Retrieve, gate (nothing when the gate's best distance is not under the cut; of a retriever with a
+    distance, only the chunks under it), and build the sources (whole chunks within the budget) and prompt."""
     started = time.perf_counter()
-    ranking = _ranking(ask_index, question, retriever, k)
-    top = list(zip(ranking.indices, ranking.distances or []))[:k]
-    kept = [(position, distance) for position, distance in top if distance < cut]
+    try:
+        gate = gate_of(retriever)
+    except ValueError as error:
+        raise AskError(str(error)) from None
+    rankings = _rankings(ask_index, question, [retriever, gate], k)
+    ranking, gating = rankings[retriever], rankings[gate]
+    distances = ranking.distances if ranking.distances is not None else [None] * len(ranking.indices)
+    top = list(zip(ranking.indices, distances))[:k]
+    if gate == retriever:
+        kept = [(position, distance) for position, distance in top if distance < cut]
+    else:
+        kept = top if gating.distances and gating.distances[0] < cut else []
     answer = Answer(question=question, model=ask_index.model, revision=ask_index.revision,
                     strategy=ask_index.strategy, retriever=retriever, cut=cut, k=k, budget=budget, refused=not kept,
-                    retrieved=[(ask_index.index.chunk_ids[p], float(d)) for p, d in top])
+                    retrieved=[(ask_index.index.chunk_ids[p], None if d is None else float(d)) for p, d in top],
+                    gate=gate, chosen=chosen)
     if kept:
         answer.sources = build_sources(ask_index, kept, budget)
         if not answer.sources:
-            raise AskError(f"a budget of {budget} tokens holds no word of the best source: raise --budget")
+            best = count_tokens([ask_index.chunks[kept[0][0]]["content"]])[0]
+            raise AskError(f"the best source is {best} context tokens, more than the budget of {budget}: raise "
+                           "--budget, or ask a configuration of smaller chunks (the verdict's pick fits its budget)")
         answer.prompt = build_prompt(question, answer.sources)
     answer.latency_ms = (time.perf_counter() - started) * 1000.0
     return answer

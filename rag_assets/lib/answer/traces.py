@@ -47,7 +47,9 @@ def trace_row(answer: Answer, cited: Sequence[int] | None = None) -> pa.Table:
         "refused": answer.refused,
         "retrieved": [{"chunk_id": c, "distance": d} for c, d in answer.retrieved],
         "sources": [{"number": s.number, "chunk_id": s.chunk_id, "doc_id": s.doc_id, "locator": s.locator,
-                     "distance": s.distance, "tokens": s.tokens, "truncated": s.truncated} for s in answer.sources],
+                     # ask quotes whole chunks only (0.4.0): the field stays so that earlier traces and
+                     # newer ones share one table
+                     "distance": s.distance, "tokens": s.tokens, "truncated": False} for s in answer.sources],
         "cited": list(cited) if cited is not None else None, "latency_ms": answer.latency_ms,
     }], schema=_ROW)
 

@@ -1,6 +1,8 @@
 """What a chunking strategy costs in answers: the chunk_quality row of one strategy.
 
-- Sizes are characters of ``content`` (the chunk's own words; ``ingest.chunking.character_stats``).
+- Sizes are characters of ``content`` (the chunk's own words; ``ingest.chunking.character_stats``) and
+  the context tokens a quoted chunk costs (``retrieve.context``): a strategy whose largest chunk does not
+  fit a context budget cannot be quoted whole there.
   The tokens a strategy spends on headers and the chunks a model's window truncates are counted per
   model with the embeddings (``embed.partition``).
 - An answer is destroyed when no chunk of the strategy holds the needle whole in its content
@@ -16,6 +18,7 @@ from rag_assets.lib.evalsets.judging import needle_holders
 from rag_assets.lib.evalsets.queries import needles_from_rows
 from rag_assets.lib.ingest.chunking import character_stats, chunking_code_version
 from rag_assets.lib.ingest.documents import canonical_texts
+from rag_assets.lib.retrieve.context import count_tokens
 from rag_assets.lib.store.stamps import PIPELINE_VERSION
 
 
@@ -38,5 +41,7 @@ def quality_row(strategy: str, chunks: Sequence[Mapping], eval_rows: Iterable[Ma
     needles = needles_from_rows(eval_rows)
     holders = needle_holders(needles, chunks, canonical_texts(documents))
     destroyed = answers_destroyed(holders)
+    tokens = count_tokens([chunk["content"] for chunk in chunks])
     return {"strategy": strategy, **character_stats([chunk["content"] for chunk in chunks]),
-            "needles": len(needles), "answers_destroyed": len(destroyed), "destroyed_needles": destroyed}
+            "mean_content_tokens": sum(tokens) / len(tokens) if tokens else 0.0,
+            "max_content_tokens": max(tokens, default=0), "needles": len(needles), "answers_destroyed": len(destroyed), "destroyed_needles": destroyed}

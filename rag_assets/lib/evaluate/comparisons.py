@@ -1,117 +1,135 @@
-"""The default paired comparisons, computed from ``query_measures`` and stored as ``comparisons``.
+"""The paired tests of one evaluation run, one family, stored as ``comparisons``.
 
-Strategies (dense retriever, success@8 and success@20): E vs A (header vs blind), E vs C (header vs
-boundaries alone), B vs A (overlap vs blind), F vs E (overlap on top of the header).
-Retrievers (each strategy): hybrid vs dense and hybrid vs BM25 at success@4; every second stage vs
-hybrid at success@1 and MRR. Each pair is compared over the queries both answered (same query ids),
-per model.
+All at the decision's context budget (``decision.DecisionRule``), on success there (the needle's chunk in
+the context ``ask`` builds), with the needle as the pair (a needle's mean over its phrasings):
+
+- ``verdict``: the pick against every other competing built-in configuration; the first is the runner-up,
+  and those whose adjusted p is not below alpha are not distinguishable from the pick.
+- ``question``: the questions the field asks of a corpus, on the pick's model and retriever (or strategy):
+  does the header help (``boundaries_header`` vs ``boundaries``), does overlap help (``blind_overlap`` vs
+  ``blind``), does overlap help on top of the header (``boundaries_header_overlap`` vs
+  ``boundaries_header``), hybrid against dense, each second stage against the list it re-scores.
+- ``external``: each external retriever against the pick, on the needles both answered.
+
+Every p-value of the family is adjusted together (Holm by default, ``multiplicity.py``) and stored beside
+the raw one; "significant" means adjusted p below alpha.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import duckdb
 import pyarrow as pa
 
+from rag_assets.lib.evaluate.catalog import UNIT
 from rag_assets.lib.evaluate.catalog import measure as declared
+from rag_assets.lib.evaluate.decision import DecisionRule
+from rag_assets.lib.evaluate.multiplicity import METHODS, adjust
 from rag_assets.lib.evaluate.paired_tests import paired_test
-from rag_assets.lib.retrieve.engine import rerankers
+from rag_assets.lib.retrieve.engine import RETRIEVERS, rerankers
 from rag_assets.lib.store.stamps import EXTERNAL_MODEL  # an external retriever's rows
 
-# what the report shows by default (with the default model): the strategy whose retrievers are
-# compared, and the retriever strategies are compared on
-REPORT_STRATEGY = "boundaries_header"
-STRATEGY_RETRIEVER = "dense"
-
-STRATEGY_PAIRS = [
-    ("E vs A", "boundaries_header", "blind"),
-    ("E vs C", "boundaries_header", "boundaries"),
-    ("B vs A", "blind_overlap", "blind"),
-    ("F vs E", "boundaries_header_overlap", "boundaries_header"),
-]
-STRATEGY_MEASURES = ("success_at_8", "success_at_20")
-RETRIEVER_PAIRS = [("hybrid", "dense", ("success_at_4",)), ("hybrid", "bm25", ("success_at_4",))]
 RERANKERS = rerankers()  # the second stages, each compared with the list it re-scores
-RERANK_MEASURES = ("success_at_1", "mrr")
 
 
-EXTERNAL_MEASURES = ("success_at_4", "mrr")
+@dataclass(frozen=True)
+class Question:
+    """A question the field asks of a corpus: configuration a against b, which differ in one ingredient."""
+
+    key: str
+    asks: str  # how the verdict puts it
+    a: str  # the strategy (``by == "strategy"``) or retriever a has
+    b: str
+    by: str  # what differs: "strategy" (on the pick's model and retriever) or "retriever" (model and strategy)
 
 
-def _values(connection, model, strategy, retriever, measure) -> dict[str, float]:
+QUESTIONS = (
+    Question("header", "does the header help?", "boundaries_header", "boundaries", "strategy"),
+    Question("overlap", "does overlap help?", "blind_overlap", "blind", "strategy"),
+    Question("overlap_on_header", "does overlap help on top of the header?", "boundaries_header_overlap",
+             "boundaries_header", "strategy"),
+    Question("hybrid", "hybrid against dense?", "hybrid", "dense", "retriever"),
+    *(Question(name, f"{name} against its first stage ({RETRIEVERS[name].inputs[0]})?", name,
+               RETRIEVERS[name].inputs[0], "retriever") for name in RERANKERS),
+)
+
+SCHEMA = pa.schema([
+    ("family", pa.string()), ("comparison", pa.string()), ("model", pa.string()), ("a_strategy", pa.string()),
+    ("a_retriever", pa.string()), ("b_model", pa.string()), ("b_strategy", pa.string()), ("b_retriever", pa.string()),
+    ("measure", pa.string()), ("needles", pa.int64()), ("a_value", pa.float64()), ("b_value", pa.float64()),
+    ("wins", pa.int64()), ("losses", pa.int64()), ("ties", pa.int64()), ("p_value", pa.float64()),
+    ("p_adjusted", pa.float64()), ("adjustment", pa.string()), ("test", pa.string()), ("result", pa.string()),
+])
+
+
+def needle_values(connection: duckdb.DuckDBPyConnection, configuration: tuple[str, str, str], measure: str
+                  ) -> dict[str, float]:
+    """{needle: its mean over its phrasings} of one configuration's per-query column for ``measure``."""
     return dict(connection.execute(
-        f"SELECT query_id, {declared(measure).column} FROM query_measures WHERE model = ? AND strategy = ? AND retriever = ?",
-        [model, strategy, retriever]).fetchall())
+        f"SELECT {UNIT} AS unit, avg({declared(measure).column}) FROM query_measures "
+        "WHERE model = ? AND strategy = ? AND retriever = ? GROUP BY unit", list(configuration)).fetchall())
 
 
-def _compare(connection, model, label, a, b, measure, b_model: str | None = None) -> dict | None:
-    """a and b are (strategy, retriever); b of ``b_model`` when it is another model's."""
-    left, right = _values(connection, model, *a, measure), _values(connection, b_model or model, *b, measure)
+def compare(connection: duckdb.DuckDBPyConnection, family: str, label: str, a: tuple[str, str, str],
+            b: tuple[str, str, str], measure: str) -> dict | None:
+    """The paired test of configuration a (model, strategy, retriever) against b over the needles both
+    answered; None when they share none."""
+    left, right = needle_values(connection, a, measure), needle_values(connection, b, measure)
     shared = sorted(set(left) & set(right))
     if not shared:
         return None
-    x, y = [left[q] for q in shared], [right[q] for q in shared]
+    x, y = [left[n] for n in shared], [right[n] for n in shared]
     result = paired_test(declared(measure), x, y)
-    return {"model": model, "comparison": label, "a_strategy": a[0], "a_retriever": a[1], "b_strategy": b[0],
-            "b_retriever": b[1], "measure": measure, "queries": len(shared), "a_value": sum(x) / len(x),
-            "b_value": sum(y) / len(y), "wins": result.wins, "losses": result.losses, "ties": result.ties,
-            "p_value": result.p_value, "test": result.test, "result": result.label()}
+    return {"family": family, "comparison": label, "model": a[0], "a_strategy": a[1], "a_retriever": a[2],
+            "b_model": b[0], "b_strategy": b[1], "b_retriever": b[2], "measure": measure, "needles": len(shared),
+            "a_value": sum(x) / len(x), "b_value": sum(y) / len(y), "wins": result.wins, "losses": result.losses,
+            "ties": result.ties, "p_value": result.p_value, "p_adjusted": None, "adjustment": None,
+            "test": result.test, "result": None}
 
 
-def compute_comparisons(connection: duckdb.DuckDBPyConnection) -> pa.Table:
-    configurations = connection.sql("SELECT DISTINCT model, strategy, retriever FROM query_measures").fetchall()
-    present = set(configurations)
-    rows = []
-    for model in sorted({c[0] for c in configurations}):
-        for label, a, b in STRATEGY_PAIRS:
-            if (model, a, STRATEGY_RETRIEVER) in present and (model, b, STRATEGY_RETRIEVER) in present:
-                rows += [_compare(connection, model, label, (a, STRATEGY_RETRIEVER), (b, STRATEGY_RETRIEVER), m)
-                         for m in STRATEGY_MEASURES]
-        for strategy in sorted({c[1] for c in configurations if c[0] == model}):
-            for a, b, measures in RETRIEVER_PAIRS:
-                if (model, strategy, a) in present and (model, strategy, b) in present:
-                    rows += [_compare(connection, model, f"{a} vs {b}", (strategy, a), (strategy, b), m)
-                             for m in measures]
-            for reranker in RERANKERS:
-                if (model, strategy, reranker) in present and (model, strategy, "hybrid") in present:
-                    rows += [_compare(connection, model, f"{reranker} vs hybrid", (strategy, reranker),
-                                      (strategy, "hybrid"), m) for m in RERANK_MEASURES]
-    rows += external_against_best(connection, configurations)
-    rows = [row for row in rows if row is not None]
-    schema = pa.schema([("model", pa.string()), ("comparison", pa.string()), ("a_strategy", pa.string()),
-                        ("a_retriever", pa.string()), ("b_strategy", pa.string()), ("b_retriever", pa.string()),
-                        ("measure", pa.string()), ("queries", pa.int64()), ("a_value", pa.float64()),
-                        ("b_value", pa.float64()), ("wins", pa.int64()), ("losses", pa.int64()), ("ties", pa.int64()),
-                        ("p_value", pa.float64()), ("test", pa.string()), ("result", pa.string())])
-    return pa.Table.from_pylist(rows, schema=schema)
+def name_of(configuration: tuple[str, str, str]) -> str:
+    model, strategy, retriever = configuration
+    return f"{model}: {strategy} x {retriever}"
 
 
-def best_built_in(connection: duckdb.DuckDBPyConnection) -> tuple[str, str, str] | None:
-    """The built-in configuration with the highest MRR over the judged queries (ties: success@4, then name)."""
-    best = connection.execute(
-        "SELECT model, strategy, retriever FROM query_measures WHERE model <> ? "
-        "GROUP BY ALL ORDER BY avg(reciprocal_rank) DESC, avg(hit_at_4) DESC, model, strategy, retriever LIMIT 1", [EXTERNAL_MODEL]).fetchall()
-    return tuple(best[0]) if best else None
+def question_pair(question: Question, pick: tuple[str, str, str]) -> tuple[tuple, tuple]:
+    """The two configurations a question compares, around the pick."""
+    model, strategy, retriever = pick
+    if question.by == "strategy":
+        return (model, question.a, retriever), (model, question.b, retriever)
+    return (model, strategy, question.a), (model, strategy, question.b)
 
 
-def external_against_best(connection: duckdb.DuckDBPyConnection, configurations) -> list[dict | None]:
-    """Each external retriever against the best built-in configuration, on the same queries: the sign test
-    on success@4 and Wilcoxon on reciprocal rank (``+wins/-losses, p``)."""
-    best = best_built_in(connection)
-    if best is None:
-        return []
-    model, strategy, retriever = best
-    return [_compare(connection, EXTERNAL_MODEL, f"{key} vs best built-in ({model} x {strategy} x {retriever})",
-                     (key, key), (strategy, retriever), measure, b_model=model)
-            for key in sorted({c[1] for c in configurations if c[0] == EXTERNAL_MODEL}) for measure in EXTERNAL_MEASURES]
+def compute_comparisons(connection: duckdb.DuckDBPyConnection, ranking: list[dict], rule: DecisionRule) -> pa.Table:
+    """The family of one run around the pick of ``ranking`` (``decision.rank_configurations``), adjusted."""
+    competing = [(r["model"], r["strategy"], r["retriever"]) for r in ranking if r["rank"] is not None]
+    rows: list[dict | None] = []
+    if competing:
+        pick, measure = competing[0], rule.measure
+        rows += [compare(connection, "verdict", f"pick vs #{position}", pick, other, measure)
+                 for position, other in enumerate(competing[1:], start=2)]
+        present = set(connection.sql("SELECT DISTINCT model, strategy, retriever FROM query_measures").fetchall())
+        for question in QUESTIONS:
+            a, b = question_pair(question, pick)
+            if a in present and b in present:
+                rows.append(compare(connection, "question", question.key, a, b, measure))
+        rows += [compare(connection, "external", f"{key} vs pick", (EXTERNAL_MODEL, key, key), pick, measure)
+                 for key in sorted({c[1] for c in present if c[0] == EXTERNAL_MODEL})]
+    tested = [row for row in rows if row is not None]
+    for row, adjusted in zip(tested, adjust([row["p_value"] for row in tested], rule.adjustment)):
+        row |= {"p_adjusted": adjusted, "adjustment": rule.adjustment,
+                "result": f"+{row['wins']}/-{row['losses']}, adjusted p = {adjusted:.2g} (raw {row['p_value']:.2g})"}
+    return pa.Table.from_pylist(tested, schema=SCHEMA)
 
 
-def write_comparisons(connection: duckdb.DuckDBPyConnection) -> pa.Table:
-    table = compute_comparisons(connection)
+def write_comparisons(connection: duckdb.DuckDBPyConnection, ranking: list[dict], rule: DecisionRule) -> pa.Table:
+    table = compute_comparisons(connection, ranking, rule)
     connection.register("incoming_comparisons", table)
     connection.execute("CREATE OR REPLACE TABLE comparisons AS SELECT * FROM incoming_comparisons")
     connection.unregister("incoming_comparisons")
     return table
 
 
-def comparisons_heading(strategy: str = REPORT_STRATEGY) -> str:
-    return f"Paired tests (strategies on {STRATEGY_RETRIEVER}; retrievers on {strategy})"
+def adjustment_label(method: str) -> str:
+    return METHODS.get(method, method)

@@ -35,6 +35,7 @@ means by model, revision, strategy, retriever and phrasing, and ``metrics_histor
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import duckdb
@@ -44,27 +45,53 @@ from rag_assets.lib.evaluate.intervals import sql_macros
 from rag_assets.lib.retrieve.ann import RECALL_DEPTHS
 
 GROUPABLE = ("model", "revision", "strategy", "retriever", "phrasing")
+# columns of ``retrieval_results`` the views read that a row may lack (recorded before they existed; a row
+# without a needle id is its own unit)
+VIEW_COLUMNS = {"needle_id": "VARCHAR", "context_tokens": "BIGINT[]", "content_tokens": "BIGINT[]"}
 
 
-def query_measures_view() -> str:
+def budgets_of(connection: duckdb.DuckDBPyConnection) -> tuple[int, ...]:
+    """The context budgets the stored views evaluate (their ``hit_in_<B>_tokens`` columns); () before any run."""
+    names = [row[0] for row in connection.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'query_measures'").fetchall()]
+    return tuple(sorted(int(found.group(1)) for name in names if (found := re.fullmatch(r"hit_in_(\d+)_tokens", name))))
+
+
+def stored_measures(connection: duckdb.DuckDBPyConnection) -> tuple[catalog.Measure, ...]:
+    """The measures of the stored evaluation: the catalog's, at the budgets it was evaluated at."""
+    return catalog.measures(budgets_of(connection))
+
+
+def _per_query(table: str, budgets: Sequence[int]) -> str:
+    """SQL: the judged rows of ``table`` with every measure's and cost's per-query column."""
+    columns = ",\n    ".join(f"{m.per_query} AS {m.column}"
+                              for m in (*catalog.measures(tuple(budgets)), *catalog.costs(tuple(budgets))))
+    return f"SELECT *,\n    {columns}\nFROM {table}\nWHERE query_kind <> 'out_of_domain'"
+
+
+def query_measures_view(budgets: Sequence[int] = catalog.DEFAULT_BUDGETS) -> str:
     """SQL: the view of the per-query measures of the newest run (needle and document queries)."""
-    columns = ",\n    ".join(f"{m.per_query} AS {m.column}" for m in catalog.MEASURES)
-    return f"""
-CREATE OR REPLACE VIEW query_measures AS
-SELECT *,
-    {columns}
-FROM latest_results
-WHERE query_kind <> 'out_of_domain'
-"""
+    return f"CREATE OR REPLACE VIEW query_measures AS\n{_per_query('latest_results', budgets)}\n"
 
 
-def _metric_columns() -> str:
-    return ",\n    ".join(["count(*) AS queries", *(m.aggregate() for m in catalog.MEASURES), *catalog.TIMINGS])
+def by_needle(source: str, group: Sequence[str], budgets: Sequence[int]) -> str:
+    """SQL: the per-query rows of ``source`` as one row per needle (``catalog.UNIT``) of each group, each
+    column the mean over the needle's phrasings, with how many queries it had and their latencies."""
+    values = ", ".join(f"avg({m.column}) AS {m.column}"
+                       for m in (*catalog.measures(tuple(budgets)), *catalog.costs(tuple(budgets))))
+    keys = ", ".join(group)
+    return (f"SELECT {keys}, {catalog.UNIT} AS unit, any_value(query_kind) AS query_kind, count(*) AS queries, "
+            f"list(latency_ms) AS latencies, {values}\nFROM ({source}) AS per_query GROUP BY {keys}, unit")
 
 
-def _history_columns() -> str:
-    """The means ``metrics_history`` keeps per run, computed from ``retrieval_results`` directly."""
-    return ", ".join(f"{m.mean(m.per_query)} AS {m.name}" for m in catalog.MEASURES if m.history)
+def aggregated(source: str, group: Sequence[str], budgets: Sequence[int], measures=None) -> str:
+    """SQL: each group's figures over its needles, with their intervals: how many needles and queries, every
+    measure (or those given), the context costs and the median latency over the queries."""
+    chosen = measures if measures is not None else (*catalog.measures(tuple(budgets)), *catalog.costs(tuple(budgets)))
+    figures = ",\n    ".join(["count(*) AS needles", "sum(queries)::BIGINT AS queries",
+                               *(m.aggregate() for m in chosen), *catalog.TIMINGS])
+    keys = ", ".join(group)
+    return f"SELECT {keys},\n    {figures}\nFROM ({by_needle(source, group, budgets)}) AS needles GROUP BY {keys}"
 
 
 def table_exists(connection: duckdb.DuckDBPyConnection, name: str) -> bool:
@@ -81,11 +108,14 @@ def create_schema(connection: duckdb.DuckDBPyConnection) -> None:
         "pipeline_version VARCHAR, configurations INTEGER, queries INTEGER, stamps JSON)")
 
 
-def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | None = None) -> str:
-    """Append ``results`` (an Arrow table) as a new evaluation run and rebuild the views.
+def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | None = None,
+                  budgets: Sequence[int] = catalog.DEFAULT_BUDGETS) -> str:
+    """Append ``results`` (an Arrow table) as a new evaluation run and rebuild the views, with success and
+    context at each of the context ``budgets``.
 
     ``run`` adds what the run table records (dagster_run_id, eval_version, eval_hash). Returns the
-    run id. Earlier runs are kept: nothing is overwritten.
+    run id. Earlier runs are kept: nothing is overwritten; a column that earlier runs did not have is
+    added, empty for them.
     """
     import json
     import uuid
@@ -95,9 +125,17 @@ def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | No
     run_id = run.get("run_id") or uuid.uuid4().hex[:16]
     connection.register("incoming_results", results)
     if table_exists(connection, "retrieval_results"):
+        stored = {row[0] for row in connection.sql("DESCRIBE retrieval_results").fetchall()}
+        for name, kind, *_ in connection.sql("DESCRIBE incoming_results").fetchall():
+            if name not in stored:
+                connection.execute(f'ALTER TABLE retrieval_results ADD COLUMN "{name}" {kind}')
         connection.execute("INSERT INTO retrieval_results BY NAME SELECT ? AS run_id, * FROM incoming_results", [run_id])
     else:
         connection.execute("CREATE TABLE retrieval_results AS SELECT ? AS run_id, * FROM incoming_results", [run_id])
+    stored = {row[0] for row in connection.sql("DESCRIBE retrieval_results").fetchall()}
+    for name, kind in VIEW_COLUMNS.items():  # rows written before they were counted: no value, never a miss
+        if name not in stored:
+            connection.execute(f"ALTER TABLE retrieval_results ADD COLUMN {name} {kind}")
     stamps = connection.sql(
         "SELECT DISTINCT model, revision, strategy FROM incoming_results ORDER BY ALL").to_arrow_table().to_pylist()
     first = connection.sql("SELECT any_value(snapshot_id), any_value(pipeline_version), count(DISTINCT query_id) "
@@ -110,13 +148,10 @@ def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | No
     connection.execute(
         "CREATE OR REPLACE VIEW latest_results AS SELECT * FROM retrieval_results WHERE run_id = "
         "(SELECT run_id FROM evaluation_runs ORDER BY created_at DESC, run_id LIMIT 1)")
-    connection.execute(query_measures_view())
-    group = ", ".join(GROUPABLE)
-    connection.execute(f"CREATE OR REPLACE VIEW metrics AS SELECT {group},\n    {_metric_columns()}\n"
-                       f"FROM query_measures GROUP BY {group}")
-    connection.execute(
-        f"CREATE OR REPLACE VIEW metrics_history AS SELECT run_id, {group},\n    {_history_columns()}, "
-        f"count(*) AS queries\nFROM retrieval_results WHERE query_kind <> 'out_of_domain' GROUP BY run_id, {group}")
+    connection.execute(query_measures_view(budgets))
+    connection.execute(f"CREATE OR REPLACE VIEW metrics AS\n{aggregated('SELECT * FROM query_measures', GROUPABLE, budgets)}")
+    connection.execute(f"CREATE OR REPLACE VIEW metrics_history AS\n"
+                       f"{aggregated(_per_query('retrieval_results', budgets), ('run_id', *GROUPABLE), budgets)}")
     if {"chunk_ids", "stage_ms"} <= set(results.column_names):
         connection.execute(ann_recall_view())
     return run_id
@@ -149,7 +184,8 @@ def write_chunk_stats(connection: duckdb.DuckDBPyConnection, chunk_tokens, chunk
     connection.execute(
         """
         CREATE OR REPLACE TABLE chunk_stats AS
-        SELECT t.model, t.strategy, q.chunks, q.mean_characters, q.max_characters,
+        SELECT t.model, t.strategy, q.chunks, q.mean_characters, q.max_characters, q.mean_content_tokens,
+               q.max_content_tokens,
                t.tokens_embedded, t.header_tokens, t.header_tokens / t.tokens_embedded AS header_token_share,
                t.truncated_chunks, q.needles, q.answers_destroyed, q.destroyed_needles
         FROM (
@@ -167,27 +203,25 @@ def write_chunk_stats(connection: duckdb.DuckDBPyConnection, chunk_tokens, chunk
 
 
 def comparison(connection: duckdb.DuckDBPyConnection, by: Sequence[str] = ("model", "strategy", "retriever")):
-    """success@k, recall@k, precision@k, MRR and nDCG@10 with intervals, grouped by the given columns (Arrow)."""
+    """Every measure and context cost with its interval over needles, grouped by the given columns (Arrow)."""
     unknown = [column for column in by if column not in GROUPABLE]
     if unknown or not by:
         raise ValueError(f"cannot group by {', '.join(unknown) or 'nothing'}; choose from {', '.join(GROUPABLE)}")
-    group = ", ".join(by)
-    return connection.sql(
-        f"SELECT {group},\n    {_metric_columns()}\nFROM query_measures GROUP BY {group} ORDER BY {group}"
-    ).to_arrow_table()
+    sql = aggregated("SELECT * FROM query_measures", by, budgets_of(connection))
+    return connection.sql(f"{sql}\nORDER BY {', '.join(by)}").to_arrow_table()
 
 
 def history(connection: duckdb.DuckDBPyConnection, model: str, strategy: str, retriever: str):
-    """The measures kept per run (``Measure.history``: success@20, recall@20, MRR), each with its interval, of
-    one configuration in every evaluation run, oldest first."""
-    figures = ", ".join(m.aggregate(m.per_query) for m in catalog.MEASURES if m.history)
+    """The measures kept per run (``Measure.history``: success@20, recall@20, MRR, success at each budget), each
+    with its interval over needles, of one configuration in every evaluation run, oldest first."""
+    budgets = budgets_of(connection)
+    kept = [m for m in catalog.measures(budgets) if m.history]
+    source = _per_query("retrieval_results", budgets) + " AND model = $model AND strategy = $strategy AND retriever = $retriever"
+    per_run = aggregated(source, ("run_id", "snapshot_id", "revision"), budgets, kept)
     return connection.sql(
-        f"""SELECT r.run_id, e.created_at, any_value(r.snapshot_id) AS snapshot_id,
-                   string_agg(DISTINCT r.revision, ',') AS revision, count(*) AS queries, {figures}
-            FROM retrieval_results AS r JOIN evaluation_runs AS e USING (run_id)
-            WHERE r.query_kind <> 'out_of_domain' AND r.model = ? AND r.strategy = ? AND r.retriever = ?
-            GROUP BY r.run_id, e.created_at ORDER BY e.created_at, r.run_id""",
-        params=[model, strategy, retriever]).to_arrow_table()
+        f"SELECT r.*, e.created_at FROM ({per_run}) AS r JOIN evaluation_runs AS e USING (run_id) "
+        "ORDER BY e.created_at, r.run_id",
+        params={"model": model, "strategy": strategy, "retriever": retriever}).to_arrow_table()
 
 
 def _share(count: str, total: str, name: str) -> str:

@@ -30,15 +30,14 @@ def worst_queries(connection, home: Path, model: str, strategy: str, retriever: 
             for q, question, needle, top, content, distance in rows]
 
 
-def worst_queries_of_default(database: Path, home: Path, configurations: list[tuple[str, str]]) -> list[dict]:
-    """``worst_queries`` of the configuration the report draws (read-only on the DuckDB file)."""
+def worst_queries_of_pick(database: Path, home: Path, configurations: list[tuple[str, str]],
+                          ranking: list[dict]) -> list[dict]:
+    """``worst_queries`` of the configuration the report draws, the decision's pick (read-only on the file)."""
     import duckdb
 
-    from rag_assets.lib.evaluate.comparisons import STRATEGY_RETRIEVER
     from rag_assets.lib.evaluate.report import focus
 
     if not configurations:
         return []
-    model, strategy = focus(configurations)
     with duckdb.connect(str(database), read_only=True) as connection:
-        return worst_queries(connection, home, model, strategy, STRATEGY_RETRIEVER)
+        return worst_queries(connection, home, *focus(configurations, ranking))

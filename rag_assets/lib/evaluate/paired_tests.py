@@ -1,9 +1,14 @@
-"""Paired tests between two configurations that answered the same queries.
+"""Paired tests between two configurations that answered the same needles.
 
-- For a proportion at k (success@k), the exact two-sided sign test on the discordant pairs: the
-  queries one configuration answered within k and the other did not. Under the null hypothesis
-  each discordant pair is a win with probability 1/2, so p = P(|Binomial(n, 1/2) - n/2| >=
-  |wins - n/2|), n = wins + losses. Concordant pairs carry no information about the difference.
+The pairs are needles (``catalog.UNIT``), each value a needle's mean over its phrasings: the phrasings of
+one needle are one cluster, and a test that counted them as independent pairs would be too sure of itself
+(duplicating every query would halve its p-values).
+
+- For a proportion at k (success@k, success at a budget), the exact two-sided sign test on the discordant
+  needles: those whose mean is higher under one configuration than under the other (with one phrasing:
+  answered by one and not the other). Under the null hypothesis each discordant needle is a win with
+  probability 1/2, so p = P(|Binomial(n, 1/2) - n/2| >= |wins - n/2|), n = wins + losses. Needles on which
+  both agree carry no information about the difference.
 - For MRR, the Wilcoxon signed-rank test (two-sided, zero differences dropped) on the per-query
   reciprocal ranks, a miss counting as 0; wins and losses count the queries whose reciprocal rank
   went up or down.
@@ -29,12 +34,13 @@ class PairedResult:
         return f"+{self.wins}/-{self.losses}, p = {self.p_value:.2g}"
 
 
-def sign_test(a: Sequence[int], b: Sequence[int]) -> PairedResult:
-    """Exact two-sided sign test on paired 0/1 outcomes (a and b in the same query order)."""
+def sign_test(a: Sequence[float], b: Sequence[float]) -> PairedResult:
+    """Exact two-sided sign test on paired outcomes (0/1, or a needle's share of phrasings answered; a and b
+    in the same order): a win where a is higher, a loss where b is."""
     if len(a) != len(b):
         raise ValueError("paired outcomes need the same queries")
-    wins = sum(1 for x, y in zip(a, b) if x and not y)
-    losses = sum(1 for x, y in zip(a, b) if y and not x)
+    wins = sum(1 for x, y in zip(a, b) if x > y)
+    losses = sum(1 for x, y in zip(a, b) if y > x)
     n = wins + losses
     p = 1.0 if n == 0 else float(stats.binomtest(wins, n, 0.5, alternative="two-sided").pvalue)
     return PairedResult(wins, losses, len(a) - n, p, "sign test (exact, two-sided)")

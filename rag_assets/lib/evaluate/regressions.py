@@ -1,10 +1,12 @@
 """The regression alarm: each configuration's newest evaluation run against the run before it, on the
-same queries, with the paired tests (sign test on success@k, Wilcoxon on the reciprocal rank).
+same needles, with the paired tests (sign test on success@k and at each context budget, Wilcoxon on the
+reciprocal rank), each needle's value its mean over its phrasings.
 
 A configuration is (model, strategy, retriever); the weights revision may differ between the two
-runs (that is the change most worth catching). A drop is significant when the newer run loses more
-queries than it wins and p < ``ALPHA``. When the evaluation set changed between the runs (another
-hash) nothing is compared: the runs answered different questions.
+runs (that is the change most worth catching). The alarm's tests are one family, adjusted by Holm: a drop
+is significant when the newer run loses more needles than it wins and the adjusted p < ``ALPHA``. When the
+evaluation set changed between the runs (another hash) nothing is compared: the runs answered different
+questions.
 """
 
 from __future__ import annotations
@@ -14,15 +16,17 @@ from dataclasses import dataclass, field
 import duckdb
 
 from rag_assets.lib.evaluate import catalog
+from rag_assets.lib.evaluate.measures import budgets_of
+from rag_assets.lib.evaluate.multiplicity import adjust
 from rag_assets.lib.evaluate.paired_tests import paired_test
 
 ALPHA = 0.05
 CONFIGURATION = ("model", "strategy", "retriever")
 
 
-def watched() -> list[catalog.Measure]:
-    """The measures the alarm watches (``Measure.alarm``: success@k and MRR)."""
-    return [measure for measure in catalog.MEASURES if measure.alarm]
+def watched(budgets: tuple[int, ...] = ()) -> list[catalog.Measure]:
+    """The measures the alarm watches (``Measure.alarm``: success@k, success at each budget, MRR)."""
+    return [measure for measure in catalog.measures(budgets) if measure.alarm]
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,7 @@ class Drop:
     def describe(self) -> str:
         lost = ", ".join(self.queries_lost[:10]) + (" ..." if len(self.queries_lost) > 10 else "")
         return (f"{self.model} x {self.strategy} x {self.retriever}: {self.measure} fell from {self.older:.3f} to "
-                f"{self.newer:.3f} (+{self.wins}/-{self.losses}, p = {self.p_value:.2g}); lost: {lost}")
+                f"{self.newer:.3f} (+{self.wins}/-{self.losses} needles, adjusted p = {self.p_value:.2g}); lost: {lost}")
 
 
 @dataclass
@@ -63,16 +67,19 @@ class RegressionReport:
         return f"no significant drop in {self.configurations} configurations ({self.older_run} -> {self.newer_run})"
 
 
-def _per_query(connection: duckdb.DuckDBPyConnection, run_id: str) -> dict[tuple, dict[str, dict[str, float]]]:
-    """{configuration: {query id: {measure: value}}} of one run's judged queries (a miss counts 0)."""
-    values = ", ".join(f"{measure.per_query} AS {measure.name}" for measure in watched())
+def _per_needle(connection: duckdb.DuckDBPyConnection, run_id: str, alarms: list[catalog.Measure]
+                ) -> dict[tuple, dict[str, dict[str, float]]]:
+    """{configuration: {needle: {measure: mean over its phrasings}}} of one run's judged queries (a miss
+    counts 0; a measure the run has no value for is left out)."""
+    values = ", ".join(f"avg({measure.per_query}) AS {measure.name}" for measure in alarms)
     rows = connection.execute(
-        f"SELECT {', '.join(CONFIGURATION)}, query_id, {values} "
-        "FROM retrieval_results WHERE run_id = ? AND query_kind <> 'out_of_domain'", [run_id]).fetchall()
+        f"SELECT {', '.join(CONFIGURATION)}, {catalog.UNIT} AS unit, {values} "
+        f"FROM retrieval_results WHERE run_id = ? AND query_kind <> 'out_of_domain' GROUP BY ALL", [run_id]).fetchall()
     measures: dict[tuple, dict[str, dict[str, float]]] = {}
     for row in rows:
-        configuration, query, values = row[:3], row[3], row[4:]
-        measures.setdefault(configuration, {})[query] = dict(zip((m.name for m in watched()), values))
+        configuration, needle, values = row[:3], row[3], row[4:]
+        measures.setdefault(configuration, {})[needle] = {
+            m.name: value for m, value in zip(alarms, values) if value is not None}
     return measures
 
 
@@ -87,19 +94,26 @@ def latest_regressions(connection: duckdb.DuckDBPyConnection, alpha: float = ALP
     if newer_hash != older_hash:
         report.evaluation_set_changed = True
         return report
-    new, old = _per_query(connection, newer), _per_query(connection, older)
+    alarms = watched(budgets_of(connection))
+    new, old = _per_needle(connection, newer, alarms), _per_needle(connection, older, alarms)
+    tested = []
     for configuration in sorted(set(new) & set(old)):
-        queries = sorted(set(new[configuration]) & set(old[configuration]))
-        if not queries:
+        needles = sorted(set(new[configuration]) & set(old[configuration]))
+        if not needles:
             continue
         report.configurations += 1
-        for alarm in watched():
+        for alarm in alarms:
             measure = alarm.name
-            a = [new[configuration][q][measure] for q in queries]
-            b = [old[configuration][q][measure] for q in queries]
-            result = paired_test(alarm, a, b)
-            if result.losses > result.wins and result.p_value < alpha:
-                lost = tuple(q for q, x, y in zip(queries, a, b) if x < y)
-                report.drops.append(Drop(*configuration, measure, sum(a) / len(a), sum(b) / len(b), result.wins,
-                                         result.losses, result.p_value, lost))
+            both = [n for n in needles if measure in new[configuration][n] and measure in old[configuration][n]]
+            if not both:  # a budget the older run had no token counts for
+                continue
+            a = [new[configuration][n][measure] for n in both]
+            b = [old[configuration][n][measure] for n in both]
+            tested.append((configuration, measure, both, a, b, paired_test(alarm, a, b)))
+    adjusted = adjust([result.p_value for *_, result in tested])
+    for (configuration, measure, needles, a, b, result), p in zip(tested, adjusted):
+        if result.losses > result.wins and p < alpha:
+            lost = tuple(n for n, x, y in zip(needles, a, b) if x < y)
+            report.drops.append(Drop(*configuration, measure, sum(a) / len(a), sum(b) / len(b), result.wins,
+                                     result.losses, p, lost))
     return report

@@ -1,9 +1,10 @@
-"""The comparison report: plots and a Markdown file people can look at.
+"""The comparison report: plots and a Markdown file people can look at, the decision first.
 
-Two figures: success@k curves per chunking strategy (one model, dense retrieval) with Wilson 95 %
-interval bars, and per-retriever bars (success@1, success@4, MRR with their intervals) for one model
-and strategy. The Markdown report holds the main table, the paired comparisons, the strategies'
-costs and both figures (as files beside it).
+Three figures: success against the context budget for the top configurations of the decision's ranking,
+with their 95 % intervals over needles; success@k curves per chunking strategy (the pick's model and
+retriever); per-retriever bars (success@1, success@4, MRR with their intervals) for the pick's model and
+strategy. The Markdown report holds the verdict, the main table, the paired tests, the strategies' costs
+and the figures (as files beside it).
 """
 
 from __future__ import annotations
@@ -15,12 +16,9 @@ from pathlib import Path
 import pyarrow as pa
 
 from rag_assets.lib.embed.models import DEFAULT_MODEL
-from rag_assets.lib.evaluate.catalog import K_VALUES, measure
-from rag_assets.lib.evaluate.comparisons import (
-    REPORT_STRATEGY,
-    STRATEGY_RETRIEVER,
-    comparisons_heading,
-)
+from rag_assets.lib.evaluate.catalog import K_VALUES, budget_measure, measure
+from rag_assets.lib.evaluate.comparisons import adjustment_label
+from rag_assets.lib.evaluate.decision import DecisionRule
 from rag_assets.lib.evaluate.refusal import RULE
 from rag_assets.lib.evaluate.tables import (
     format_chunk_stats,
@@ -29,6 +27,42 @@ from rag_assets.lib.evaluate.tables import (
     format_table,
 )
 from rag_assets.lib.formats.figures import png_bytes, pyplot
+from rag_assets.lib.retrieve.context import TOKENIZER
+
+# what the report draws when no decision was made (no built-in configuration): the defaults
+REPORT_STRATEGY = "boundaries_header"
+STRATEGY_RETRIEVER = "dense"
+TOP_CONFIGURATIONS = 6  # drawn against the budget
+
+
+def budget_curves(table: pa.Table, ranking: list[dict], rule: DecisionRule) -> bytes:
+    """success against the context budget, one line per configuration of the ranking's top, with interval
+    bars; the decision's budget marked."""
+    plt = pyplot()
+    figure, axes = plt.subplots(figsize=(7, 4.2))
+    by_name = {(r["model"], r["strategy"], r["retriever"]): r for r in table.to_pylist()}
+    budgets = rule.all_budgets
+    top = [r for r in ranking if r["rank"] is not None][:TOP_CONFIGURATIONS]
+    for offset, chosen in enumerate(top):
+        row = by_name[(chosen["model"], chosen["strategy"], chosen["retriever"])]
+        names = [budget_measure(b).name for b in budgets]
+        xs = [b * (1 + 0.015 * (offset - len(top) / 2)) for b in budgets]
+        values = [row[n] for n in names]
+        low = [max(0.0, v - row[f"{n}_low"]) for v, n in zip(values, names)]
+        high = [max(0.0, row[f"{n}_high"] - v) for v, n in zip(values, names)]
+        axes.errorbar(xs, values, yerr=[low, high], marker="o", capsize=3,
+                      label=f"#{chosen['rank']} {chosen['model']}: {chosen['strategy']} x {chosen['retriever']}")
+    axes.axvline(rule.budget, color="grey", linestyle="--", linewidth=1)
+    axes.set_xscale("log")
+    axes.set_xticks(list(budgets), [str(b) for b in budgets])
+    axes.set_xlabel(f"context budget (tokens, {TOKENIZER})")
+    axes.set_ylabel("success: the needle's chunk in the context")
+    axes.set_ylim(0, 1)
+    axes.set_title("Success against context budget, 95 % intervals over needles")
+    axes.grid(alpha=0.3)
+    if top:
+        axes.legend(fontsize=7, loc="lower right")
+    return png_bytes(figure)
 
 
 def success_curves(table: pa.Table, model: str, retriever: str = STRATEGY_RETRIEVER) -> bytes:
@@ -48,9 +82,10 @@ def success_curves(table: pa.Table, model: str, retriever: str = STRATEGY_RETRIE
     axes.set_xlabel("k")
     axes.set_ylabel("success@k (= recall@k for one needle)")
     axes.set_ylim(0, 1)
-    axes.set_title(f"{model}, {retriever}: success@k with Wilson 95 % intervals")
+    axes.set_title(f"{model}, {retriever}: success@k with Wilson 95 % intervals over needles")
     axes.grid(alpha=0.3)
-    axes.legend(fontsize=8, loc="lower right")
+    if rows:
+        axes.legend(fontsize=8, loc="lower right")
     return png_bytes(figure)
 
 
@@ -72,7 +107,8 @@ def retriever_bars(table: pa.Table, model: str, strategy: str) -> bytes:
     axes.set_ylim(0, 1)
     axes.set_title(f"{model}, {strategy}: retrievers with 95 % intervals")
     axes.grid(axis="y", alpha=0.3)
-    axes.legend(fontsize=8)
+    if rows:
+        axes.legend(fontsize=8)
     return png_bytes(figure)
 
 
@@ -104,27 +140,37 @@ class Report:
     path: Path
 
 
-def focus(configurations: list[tuple[str, str]]) -> tuple[str, str]:
-    """The (model, strategy) the report draws: the defaults when present, else the first of each."""
+def focus(configurations: list[tuple[str, str]], ranking: list[dict] | None = None) -> tuple[str, str, str]:
+    """The (model, strategy, retriever) the report draws: the decision's pick, else the defaults when present,
+    else the first of each."""
+    picked = next((r for r in ranking or [] if r["rank"] == 1), None)
+    if picked:
+        return picked["model"], picked["strategy"], picked["retriever"]
     models = sorted({model for model, _ in configurations})
     strategies = sorted({strategy for _, strategy in configurations})
     return (DEFAULT_MODEL if DEFAULT_MODEL in models else models[0],
-            REPORT_STRATEGY if REPORT_STRATEGY in strategies else strategies[0])
+            REPORT_STRATEGY if REPORT_STRATEGY in strategies else strategies[0], STRATEGY_RETRIEVER)
 
 
 REFUSAL_SECTION = "When to refuse"
+VERDICT_SECTION = "Verdict"
 
 
 def build_report(table: pa.Table, paired: pa.Table, costs: pa.Table, configurations: list[tuple[str, str]],
-                 folder: Path, cuts: pa.Table | None = None) -> Report:
-    """The comparison, paired tests, costs and suggested refusal cuts as Markdown, the plots, written
-    to ``folder``."""
-    model, strategy = focus(configurations)
-    images = {"success_at_k.png": success_curves(table, model), "retrievers.png": retriever_bars(table, model, strategy)}
+                 folder: Path, cuts: pa.Table | None = None, ranking: list[dict] | None = None,
+                 rule: DecisionRule = DecisionRule(), verdict: str = "") -> Report:
+    """The verdict, the comparison, paired tests, costs and suggested refusal cuts as Markdown, the plots,
+    written to ``folder``."""
+    model, strategy, retriever = focus(configurations, ranking)
+    images = {"success_at_budget.png": budget_curves(table, ranking or [], rule),
+              "success_at_k.png": success_curves(table, model, retriever),
+              "retrievers.png": retriever_bars(table, model, strategy)}
     skipped = "" if "cross_encoder" in table.column("retriever").to_pylist() else (
         "\n\nNo cross encoder is configured (`cross_encoder` in the settings): its rows are absent.")
-    sections = {"Comparison": format_table(table) + skipped,
-                comparisons_heading(strategy): format_comparisons(paired, strategy),
+    sections = {VERDICT_SECTION: f"```\n{verdict}\n```" if verdict else "No decision: nothing was evaluated.",
+                "Comparison": format_table(table) + skipped,
+                f"Paired tests at {rule.budget} tokens (one family, p adjusted by {adjustment_label(rule.adjustment)})":
+                    format_comparisons(paired),
                 "What each strategy costs": format_chunk_stats(costs)}
     if cuts is not None:
         sections[REFUSAL_SECTION] = format_suggested_cuts(cuts) + f"\n\nThe suggested cut: {RULE}."
@@ -135,12 +181,12 @@ def plots_markdown(report: Report) -> str:
     return "\n\n".join(inline(png, name.removesuffix(".png")) for name, png in report.images.items())
 
 
-def headline(table: pa.Table, configurations: list[tuple[str, str]]) -> dict:
-    """The default configuration's recall@20 and MRR (the figures plotted over time in the UI)."""
-    model, strategy = focus(configurations)
-    rows = [r for r in table.to_pylist()
-            if (r["model"], r["strategy"], r["retriever"]) == (model, strategy, STRATEGY_RETRIEVER)]
-    if not rows:
+def headline(table: pa.Table, ranking: list[dict], rule: DecisionRule) -> dict:
+    """The pick's figures at the budget (plotted over time on the asset's page in the UI)."""
+    picked = next((r for r in ranking if r["rank"] == 1), None)
+    if picked is None:
         return {}
-    return {"configuration": f"{model} x {strategy} x {STRATEGY_RETRIEVER}",
-            "recall_at_20": float(rows[0]["recall_at_20"]), "mrr": float(rows[0]["mrr"])}
+    name = rule.measure
+    return {"shipped": f"{picked['model']}: {picked['strategy']} x {picked['retriever']}",
+            name: float(picked[name]), "mrr": float(picked["mrr"]),
+            f"context_at_{rule.budget}_tokens": float(picked[f"context_at_{rule.budget}_tokens"])}

@@ -19,12 +19,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rag_assets.lib.evaluate.comparisons import write_comparisons
+from rag_assets.lib.evaluate.decision import DecisionRule, write_decision
 from rag_assets.lib.evaluate.measures import (
     comparison,
     write_chunk_stats,
     write_results,
     write_threshold_sweep,
 )
+from rag_assets.lib.evaluate.verdict import verdict
 from rag_assets.lib.store.database import damage_of, keep_previous, previous_of, read_only, set_aside
 from rag_assets.lib.store.object_store import object_store
 from rag_assets.lib.store.paths import (
@@ -49,6 +51,9 @@ class Evaluation:
     costs: pa.Table  # chunk_stats
     configurations: list[tuple[str, str]]  # (model, strategy) of the newest run
     cuts: pa.Table | None  # suggested_cuts, when a refusal calibration was materialised
+    ranking: list[dict] = field(default_factory=list)  # every built-in configuration by the decision's rule
+    rule: DecisionRule = field(default_factory=DecisionRule)
+    verdict: str = ""  # the decision in words (``verdict.verdict``)
     warnings: list[str] = field(default_factory=list)  # a damaged file set aside, say
 
 
@@ -131,9 +136,9 @@ class RejectedEvaluation(Exception):
 def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = None,
                       stamp_check: Callable[[list[dict]], list[str]] | None = None,
                       registered: Collection[str] | None = None,
-                      external: Collection[str] = ()) -> Evaluation:
+                      external: Collection[str] = (), rule: DecisionRule = DecisionRule()) -> Evaluation:
     """Append every materialised retrieval partition as a new evaluation run, rebuild the views,
-    ``chunk_stats`` and ``comparisons``.
+    ``chunk_stats``, the decision (``rule``: at which context budget, adjusted how) and ``comparisons``.
 
     ``stamp_check`` gets the distinct stamps of the partitions before anything is written; if it
     names a problem, RejectedEvaluation is raised and the DuckDB file is not touched, so a run of
@@ -155,7 +160,7 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
         first = runs.slice(0, 1).to_pylist()[0] if len(runs) else {}
         run_id = write_results(connection, runs, {"dagster_run_id": dagster_run_id,
                                                   "eval_version": first.get("eval_version"),
-                                                  "eval_hash": first.get("eval_hash")})
+                                                  "eval_hash": first.get("eval_hash")}, rule.all_budgets)
         write_chunk_stats(connection, read_partitions(connection, home, "embeddings", TOKEN_COLUMNS, registered),
                           read_partitions(connection, home, "chunk_quality", ["*"]))
         sweeps = [read_partitions(connection, home, "refusal_calibration", ["*"], registered)] \
@@ -164,8 +169,11 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
         calibrated = bool(sweeps)
         if calibrated:
             write_threshold_sweep(connection, pa.concat_tables([s.select(sweeps[0].column_names) for s in sweeps]))
+        ranking = write_decision(connection, rule)
+        paired = write_comparisons(connection, ranking, rule)
         return Evaluation(
-            run_id=run_id, rows=runs.num_rows, table=comparison(connection), paired=write_comparisons(connection),
+            run_id=run_id, rows=runs.num_rows, table=comparison(connection), paired=paired, ranking=ranking,
+            rule=rule, verdict=verdict(connection, home),
             costs=connection.sql("SELECT * FROM chunk_stats").to_arrow_table(),
             configurations=connection.sql("SELECT DISTINCT model, strategy FROM latest_results ORDER BY ALL").fetchall(),
             cuts=connection.sql("SELECT * FROM suggested_cuts").to_arrow_table() if calibrated else None,

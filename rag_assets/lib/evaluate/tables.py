@@ -7,22 +7,33 @@ from __future__ import annotations
 import pyarrow as pa
 
 from rag_assets.lib.evaluate import catalog
-from rag_assets.lib.evaluate.comparisons import REPORT_STRATEGY
 from rag_assets.lib.evaluate.measures import GROUPABLE
 from rag_assets.lib.formats.markdown import markdown_table, with_interval
 from rag_assets.lib.retrieve.ann import RECALL_DEPTHS
 
 
 def _interval(measure: str, digits: int = 3):
-    return lambda row: with_interval(row[measure], row[f"{measure}_low"], row[f"{measure}_high"], digits)
+    """'value [low, high]'; '-' for a figure the row has no value of (no token counts in its run)."""
+    return lambda row: "-" if row[measure] is None else with_interval(row[measure], row[f"{measure}_low"],
+                                                                      row[f"{measure}_high"], digits)
+
+
+def _budgets(table: pa.Table) -> tuple[int, ...]:
+    return tuple(int(name.split("_")[2]) for name in table.column_names
+                 if name.startswith("success_at_") and name.endswith("_tokens") and "_low" not in name
+                 and "_high" not in name)
 
 
 def format_table(table: pa.Table, digits: int = 3) -> str:
-    """A comparison (``measures.comparison``): the grouping columns, queries, and each figure as 'value [low, high]'."""
+    """A comparison (``measures.comparison``): the grouping columns, needles and queries, each shown figure as
+    'value [low, high]' (success at each context budget among them) and the context the top 4 cost."""
     keys = [name for name in table.column_names if name in GROUPABLE]
-    measures = [(measure.name, measure.label) for measure in catalog.MEASURES if measure.shown]
-    columns = [(key, lambda row, key=key: row[key]) for key in keys] + [("queries", lambda row: row["queries"])]
+    measures = [(measure.name, measure.label) for measure in catalog.measures(_budgets(table)) if measure.shown]
+    columns = [(key, lambda row, key=key: row[key]) for key in keys]
+    columns += [("needles", lambda row: row["needles"]), ("queries", lambda row: row["queries"])]
     columns += [(label, _interval(measure, digits)) for measure, label in measures]
+    if "context_at_4" in table.column_names:
+        columns.append(("tokens@4", lambda row: "-" if row["context_at_4"] is None else f"{row['context_at_4']:.0f}"))
     return markdown_table(columns, table.to_pylist())
 
 
@@ -36,6 +47,8 @@ def format_chunk_stats(table: pa.Table) -> str:
     return markdown_table([
         ("model", lambda r: r["model"]), ("strategy", lambda r: r["strategy"]), ("chunks", lambda r: r["chunks"]),
         ("mean chars", lambda r: f"{r['mean_characters']:.0f}"), ("max chars", lambda r: r["max_characters"]),
+        ("mean context tokens", lambda r: f"{r['mean_content_tokens']:.0f}"),
+        ("max context tokens", lambda r: r["max_content_tokens"]),
         ("tokens embedded", lambda r: r["tokens_embedded"]), ("header tokens", lambda r: r["header_tokens"]),
         ("header share", lambda r: f"{100 * r['header_token_share']:.1f} %"),
         ("truncated", lambda r: r["truncated_chunks"]), ("answers destroyed", _destroyed),
@@ -43,12 +56,15 @@ def format_chunk_stats(table: pa.Table) -> str:
 
 
 def format_history(table: pa.Table) -> str:
-    """``measures.history``: one configuration's recall@20 and MRR in every evaluation run."""
+    """``measures.history``: one configuration's recall@20, MRR and success at each budget in every
+    evaluation run, with intervals over needles."""
+    budgets = [(m.name, m.label) for m in catalog.measures(_budgets(table)) if m.name.endswith("_tokens")]
     return markdown_table([
         ("run", lambda r: r["run_id"]), ("date (UTC)", lambda r: f"{r['created_at']:%Y-%m-%d %H:%M}"),
         ("snapshot", lambda r: r["snapshot_id"]), ("revision", lambda r: r["revision"]),
-        ("queries", lambda r: r["queries"]), ("recall@20", _interval("recall_at_20")),
-        ("MRR", lambda r: f"{r['mrr']:.3f}"),
+        ("needles", lambda r: r["needles"]), ("queries", lambda r: r["queries"]),
+        ("recall@20", _interval("recall_at_20")), ("MRR", _interval("mrr")),
+        *((label, _interval(name)) for name, label in budgets),
     ], table.to_pylist())
 
 
@@ -70,19 +86,20 @@ def format_suggested_cuts(table: pa.Table) -> str:
     ], [row for row in table.to_pylist() if row["auroc"] is not None])
 
 
-def format_comparisons(table: pa.Table, strategy: str | None = REPORT_STRATEGY) -> str:
-    """The paired tests: the strategy comparisons, and the retriever comparisons on one strategy."""
-    def is_strategy_pair(row: dict) -> bool:
-        return row["a_strategy"] != row["b_strategy"]
+def format_comparisons(table: pa.Table) -> str:
+    """The paired tests of one run: the family, what is compared, both values, wins and losses over needles,
+    the raw and the adjusted p."""
+    def side(prefix: str):
+        return lambda r: (f"{r['model'] if prefix == 'a' else r['b_model']}: {r[prefix + '_strategy']} x "
+                          f"{r[prefix + '_retriever']}")
 
-    rows = [row for row in table.to_pylist() if is_strategy_pair(row) or not strategy or row["a_strategy"] == strategy]
     return markdown_table([
-        ("model", lambda r: r["model"]), ("comparison", lambda r: r["comparison"]),
-        ("strategy", lambda r: f"{r['a_strategy']} vs {r['b_strategy']}" if is_strategy_pair(r) else r["a_strategy"]),
-        ("measure", lambda r: r["measure"]), ("queries", lambda r: r["queries"]),
-        ("A", lambda r: f"{r['a_value']:.3f}"), ("B", lambda r: f"{r['b_value']:.3f}"),
-        ("wins/losses, p", lambda r: r["result"]), ("test", lambda r: r["test"].split(" (")[0]),
-    ], rows)
+        ("family", lambda r: r["family"]), ("comparison", lambda r: r["comparison"]), ("A", side("a")),
+        ("B", side("b")), ("measure", lambda r: r["measure"]), ("needles", lambda r: r["needles"]),
+        ("A value", lambda r: f"{r['a_value']:.3f}"), ("B value", lambda r: f"{r['b_value']:.3f}"),
+        ("wins/losses", lambda r: f"+{r['wins']}/-{r['losses']}"), ("p", lambda r: f"{r['p_value']:.2g}"),
+        ("adjusted p", lambda r: f"{r['p_adjusted']:.2g}"), ("test", lambda r: r["test"].split(" (")[0]),
+    ], table.to_pylist())
 
 
 def format_ann_recall(rows: list[dict]) -> str:

@@ -1,5 +1,8 @@
-"""The verdict an evaluation ends with: what won, what is significant, when to refuse, what changed,
-and where the rest is; at most about 30 lines (``rag-assets report`` keeps the full tables)."""
+"""The verdict an evaluation ends with, the decision first: at the context budget, which configuration
+to ship, by how much over the next and how sure; what it costs; the questions the field asks of a corpus,
+each with its adjusted p; when the pick refuses; what changed since the previous run. About 30 lines
+(``rag-assets report`` keeps the full tables); read from the stored ``decision``, ``ranking`` and
+``comparisons`` (``decision.py``, ``comparisons.py``)."""
 
 from __future__ import annotations
 
@@ -7,68 +10,113 @@ from pathlib import Path
 
 import duckdb
 
-from rag_assets.lib.evaluate.measures import comparison, suggested_cuts
+from rag_assets.lib.evaluate.comparisons import QUESTIONS, adjustment_label, name_of
+from rag_assets.lib.evaluate.decision import stored_decision, stored_ranking
+from rag_assets.lib.evaluate.measures import paired_comparisons, suggested_cuts, table_exists
 from rag_assets.lib.evaluate.regressions import latest_regressions
+from rag_assets.lib.retrieve.engine import gate_of
 
-MAX_FINDINGS = 8  # significant paired findings shown; the rest are in `rag-assets report --paired`
-
-
-def _interval(row: dict, name: str) -> str:
-    return f"{row[name]:.3f} [{row[name + '_low']:.2f}, {row[name + '_high']:.2f}]"
+MAX_EQUALS = 6  # configurations named as not distinguishable from the pick; the rest counted
 
 
-def best_by_model(connection: duckdb.DuckDBPyConnection) -> list[dict]:
-    """Per model (an external retriever is one), the configuration with the highest MRR (ties: S@20)."""
-    rows = comparison(connection, ("model", "strategy", "retriever")).to_pylist()
-    best: dict[str, dict] = {}
-    for row in rows:
-        kept = best.get(row["model"])
-        if kept is None or (row["mrr"], row["success_at_20"]) > (kept["mrr"], kept["success_at_20"]):
-            best[row["model"]] = row
-    return [best[model] for model in sorted(best)]
+def _interval(value: float, low: float, high: float) -> str:
+    return f"{value:.3f} [{low:.2f}, {high:.2f}]"
 
 
-def findings(connection: duckdb.DuckDBPyConnection, alpha: float = 0.05) -> list[str]:
-    """The paired comparisons that are significant, in words."""
-    rows = connection.sql(f"SELECT * FROM comparisons WHERE p_value < {alpha} ORDER BY p_value, model, comparison"
-                          ).to_arrow_table().to_pylist()
-    said = []
-    for row in rows:
-        a = (f"{row['a_strategy']} x {row['a_retriever']}", row["a_value"], row["wins"])
-        b = (f"{row['b_strategy']} x {row['b_retriever']}", row["b_value"], row["losses"])
-        better, worse = (a, b) if row["a_value"] > row["b_value"] else (b, a)
-        said.append(f"{row['model']}: {better[0]} beats {worse[0]} on {row['measure'].replace('_at_', '@')} "
-                    f"({better[1]:.3f} vs {worse[1]:.3f}; better on {better[2]} queries, worse on {worse[2]}, "
-                    f"p = {row['p_value']:.2g}; {row['queries']} queries)")
-    return said
+def _configuration(row: dict) -> tuple[str, str, str]:
+    return row["model"], row["strategy"], row["retriever"]
 
 
-def refusal(connection: duckdb.DuckDBPyConnection, model: str, strategy: str) -> list[str]:
+def _test(row: dict) -> str:
+    return (f"{row['a_value']:.3f} vs {row['b_value']:.3f}, +{row['wins']}/-{row['losses']} needles, "
+            f"adjusted p = {row['p_adjusted']:.2g}")
+
+
+def _costs(connection: duckdb.DuckDBPyConnection, pick: dict, budget: int) -> str:
+    embedded = ""
+    if table_exists(connection, "chunk_stats"):
+        found = connection.execute("SELECT tokens_embedded FROM chunk_stats WHERE model = ? AND strategy = ?",
+                                   [pick["model"], pick["strategy"]]).fetchall()
+        embedded = f", {found[0][0]:,} tokens embedded for the index" if found else ""
+    return (f"costs {pick['context_tokens']:.0f} context tokens a question (of {budget}){embedded}, "
+            f"{pick['median_latency_ms']:.1f} ms median per query")
+
+
+def refusal_lines(connection: duckdb.DuckDBPyConnection, pick: tuple[str, str, str]) -> list[str]:
+    """When the pick refuses: its own calibrated cut, or (a retriever without a distance) the cut of the
+    retriever whose distance ``ask`` gates it on."""
     cuts = suggested_cuts(connection)
     if cuts is None:
         return []
-    rows = [r for r in cuts.to_pylist() if r["model"] == model and r["strategy"] == strategy and r["cut"] is not None]
-    return [f"{model} x {strategy} x {r['retriever']}: refuse above distance {r['cut']:.3f}: "
-            f"{r['answered_with_needle']} of {r['in_domain']} answered with their needle, {r['bluffs']} of "
-            f"{r['out_of_domain']} out-of-domain bluffs"
-            + (f" (AUROC {r['auroc']:.2f})" if r["auroc"] is not None else " (no out-of-domain questions: not calibrated)")
-            for r in rows[:1]]
+    model, strategy, retriever = pick
+    try:
+        gate = gate_of(retriever)
+    except ValueError:
+        return [f"{name_of(pick)} cannot refuse: {retriever} has no distance, nor has any retriever it builds on"]
+    rows = [r for r in cuts.to_pylist() if (r["model"], r["strategy"], r["retriever"]) == (model, strategy, gate)
+            and r["cut"] is not None]
+    if not rows:
+        return [f"{name_of(pick)} has no calibrated refusal cut (no out-of-domain questions, or no {gate} rows)"]
+    r = rows[0]
+    how = "" if gate == retriever else f" ({retriever} has no distance: it refuses on {gate}'s, of the same index)"
+    return [f"{name_of(pick)}: refuse above {gate} distance {r['cut']:.3f}{how}: {r['answered_with_needle']} of "
+            f"{r['in_domain']} answered with their needle, {r['bluffs']} of {r['out_of_domain']} out-of-domain "
+            "bluffs" + (f" (AUROC {r['auroc']:.2f})" if r["auroc"] is not None else "")]
+
+
+def _destroyed(connection: duckdb.DuckDBPyConnection, model: str) -> str | None:
+    if not table_exists(connection, "chunk_stats"):
+        return None
+    rows = connection.execute("SELECT strategy, answers_destroyed, needles FROM chunk_stats WHERE model = ? "
+                              "ORDER BY strategy", [model]).fetchall()
+    return ", ".join(f"{strategy} {destroyed} of {needles}" for strategy, destroyed, needles in rows) or None
 
 
 def verdict(connection: duckdb.DuckDBPyConnection, home: Path) -> str:
     """The few lines a person reads first after an evaluation."""
-    lines = ["Verdict (best configuration of each model by MRR, with 95% intervals):"]
-    best = best_by_model(connection)
-    for row in best:
-        lines.append(f"  {row['model']}: {row['strategy']} x {row['retriever']}: MRR {_interval(row, 'mrr')}, "
-                     f"S@20 {_interval(row, 'success_at_20')} ({row['queries']} queries)")
-    significant = findings(connection)
-    lines.append(f"Significant paired findings (p < 0.05): {len(significant) or 'none'}")
-    lines += [f"  {finding}" for finding in significant[:MAX_FINDINGS]]
-    if len(significant) > MAX_FINDINGS:
-        lines.append(f"  ... {len(significant) - MAX_FINDINGS} more: rag-assets report --paired")
-    overall = max(best, key=lambda r: (r["mrr"], r["success_at_20"]), default=None)
-    gate = refusal(connection, overall["model"], overall["strategy"]) if overall else []
+    decision, ranking = stored_decision(connection), stored_ranking(connection)
+    if decision is None or decision["model"] is None:
+        return "Verdict: no built-in configuration was evaluated, nothing to decide."
+    budget, alpha = decision["budget"], decision["alpha"]
+    competing = [row for row in ranking if row["rank"] is not None]
+    pick, tests = competing[0], paired_comparisons(connection).to_pylist()
+    significant = [t for t in tests if t["p_adjusted"] is not None and t["p_adjusted"] < alpha]
+    lines = [f"Verdict at {budget} context tokens ({decision['tokenizer']}; the needle is the unit, "
+             f"{pick['needles']} needles in {pick['queries']} queries; 95% intervals; p adjusted by "
+             f"{adjustment_label(decision['adjustment'])} over the {len(tests)} tests of this run):",
+             f"  Ship {name_of(_configuration(pick))}: S@{budget}t {_interval(pick['success'], pick['success_low'], pick['success_high'])}, "
+             f"MRR {_interval(pick['mrr'], pick['mrr_low'], pick['mrr_high'])}; {_costs(connection, pick, budget)}"]
+    verdict_tests = {(t["b_model"], t["b_strategy"], t["b_retriever"]): t for t in tests if t["family"] == "verdict"}
+    if len(competing) > 1:
+        second = competing[1]
+        test = verdict_tests.get(_configuration(second))
+        lines.append(f"  Runner-up {name_of(_configuration(second))}: S@{budget}t "
+                     f"{_interval(second['success'], second['success_low'], second['success_high'])}"
+                     + (f"; the pick against it: {_test(test)}" if test else ""))
+        equal = [c for c, t in verdict_tests.items() if t["p_adjusted"] >= alpha]
+        lines.append(f"  Not distinguishable from the pick (adjusted p >= {alpha:g}): {len(equal)} of "
+                     f"{len(competing) - 1}" + (": " + "; ".join(name_of(c) for c in equal[:MAX_EQUALS]) if equal else "")
+                     + (f"; ... {len(equal) - MAX_EQUALS} more" if len(equal) > MAX_EQUALS else ""))
+    left_out = [row for row in ranking if row["rank"] is None]
+    if left_out:
+        lines.append(f"  Not competing at {budget} tokens (whole documents larger than the budget): "
+                     f"{len(left_out)} configuration{'s' if len(left_out) > 1 else ''}, e.g. "
+                     f"{name_of(_configuration(left_out[0]))}")
+    lines.append(f"  Significant after adjustment: {len(significant)} of {len(tests)} tests "
+                 f"({sum(t['p_value'] < alpha for t in tests)} at raw p < {alpha:g})")
+    lines.append(f"The questions, on {pick['model']} at {budget} tokens:")
+    by_key = {t["comparison"]: t for t in tests if t["family"] == "question"}
+    for question in QUESTIONS:
+        test = by_key.get(question.key)
+        if test:
+            lines.append(f"  {question.asks[0].upper() + question.asks[1:]} {test['a_strategy'] if question.by == 'strategy' else test['a_retriever']}"
+                         f" vs {test['b_strategy'] if question.by == 'strategy' else test['b_retriever']}: {_test(test)}")
+    destroyed = _destroyed(connection, pick["model"])
+    if destroyed:
+        lines.append(f"  Answers the cutting destroys (no chunk holds the needle whole): {destroyed}")
+    for test in (t for t in tests if t["family"] == "external"):
+        lines.append(f"  External {test['a_strategy']} against the pick: {_test(test)}")
+    gate = refusal_lines(connection, _configuration(pick))
     if gate:
         lines += ["When to refuse:", *(f"  {line}" for line in gate)]
     lines.append(f"Since the previous run: {latest_regressions(connection).summary().splitlines()[0]}")

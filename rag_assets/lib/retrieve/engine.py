@@ -205,6 +205,21 @@ def gated() -> tuple[str, ...]:
     return tuple(name for name, retriever in RETRIEVERS.items() if retriever.gated)
 
 
+def gate_of(name: str) -> str:
+    """The retriever whose distance gates ``name`` (``ask``'s cut, the refusal calibration): itself when it has
+    one, else the first retriever upstream of it that has one (hybrid: dense). ValueError when none has."""
+    pending = [name]
+    while pending:
+        current = pending.pop(0)
+        if current not in RETRIEVERS:
+            raise ValueError(f"unknown retriever {current!r}; the retrievers are {', '.join(RETRIEVERS)}")
+        if RETRIEVERS[current].gated:
+            return current
+        pending += list(RETRIEVERS[current].inputs)
+    raise ValueError(f"retriever {name!r} has no distance to gate on, nor has any retriever it builds on; "
+                     f"use one of {', '.join(gated())}")
+
+
 def rerankers() -> tuple[str, ...]:
     """The second stages: the retrievers that re-score another's list (registry order)."""
     return tuple(name for name, retriever in RETRIEVERS.items() if retriever.reranks)

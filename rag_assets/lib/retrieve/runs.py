@@ -23,6 +23,7 @@ from rag_assets.lib.retrieve.ann import DEFAULT as ANN_DEFAULT
 from rag_assets.lib.retrieve.ann import RECALL_DEPTHS, HNSWConfig, recall_against_exact
 from rag_assets.lib.retrieve.bm25 import DEFAULT as BM25_DEFAULT
 from rag_assets.lib.retrieve.bm25 import BM25Config
+from rag_assets.lib.retrieve.context import context_columns, count_tokens
 from rag_assets.lib.retrieve.dense import BLOCK_ROWS as DENSE_BLOCK_ROWS
 from rag_assets.lib.retrieve.engine import RETRIEVERS, Index, available, run_retrievers, unknown
 from rag_assets.lib.store.schemas import (
@@ -75,11 +76,12 @@ def retrieve_and_judge(
     ran = available(index, retrievers)
     runs = run_retrievers(queries, index, top_k, ran)
     token_figures = index.save_token_vectors()
+    tokens = dict(zip(chunks.column("chunk_id").to_pylist(), count_tokens(chunks.column("content").to_pylist())))
     by_query = {q.query_id: q for q in queries}
     by_id = {row["query_id"]: row for row in eval_set.select(QUERY_COLUMNS).to_pylist()}
     stamp = {field: embeddings.column(field)[0].as_py() if len(embeddings) else None for field in STAMP_FIELDS}
     rows = [
-        by_id[run["query_id"]] | run
+        by_id[run["query_id"]] | run | context_columns([tokens[chunk_id] for chunk_id in run["chunk_ids"]])
         | judge(by_query[run["query_id"]], run["chunk_ids"], holders.get(run["query_id"], set()), chunk_doc) | stamp
         for run in runs
     ]

@@ -60,8 +60,8 @@ CHUNKS = pa.schema([
 
 CHUNK_QUALITY = pa.schema([
     ("strategy", pa.string()), ("chunks", pa.int64()), ("mean_characters", pa.float64()),
-    ("max_characters", pa.int64()), ("needles", pa.int64()), ("answers_destroyed", pa.int64()),
-    ("destroyed_needles", pa.list_(pa.string())),
+    ("max_characters", pa.int64()), ("mean_content_tokens", pa.float64()), ("max_content_tokens", pa.int64()),
+    ("needles", pa.int64()), ("answers_destroyed", pa.int64()), ("destroyed_needles", pa.list_(pa.string())),
 ])
 
 
@@ -78,7 +78,10 @@ RETRIEVAL_RUNS = pa.schema([
     ("kind", pa.string()), ("eval_version", pa.string()), ("eval_hash", pa.string()), ("retriever", pa.string()),
     ("chunk_ids", pa.list_(pa.string())), ("scores", pa.list_(pa.float64())), ("distances", pa.list_(pa.float64())),
     ("latency_ms", pa.float64()), ("stage_ms", pa.float64()), ("hit_rank", pa.int64()),
-    ("relevant_ranks", pa.list_(pa.int64())), ("relevant_total", pa.int64()), *STAMP,
+    ("relevant_ranks", pa.list_(pa.int64())), ("relevant_total", pa.int64()),
+    # what the list puts into a prompt (lib/retrieve/context.py): each returned chunk's content tokens, and
+    # their running total by rank
+    ("content_tokens", pa.list_(pa.int64())), ("context_tokens", pa.list_(pa.int64())), *STAMP,
 ])
 
 # an external retriever's rows: the retrieval rows' columns, with each query's error and how exactly each
@@ -100,7 +103,7 @@ THRESHOLD_SWEEP = pa.schema([
 # what the metrics read back from the retrieval and embedding partitions
 RESULT_COLUMNS = ["query_id", "needle_id", "phrasing", "query_kind", "kind", "retriever", *STAMP_FIELDS,
                   "eval_version", "eval_hash", "hit_rank", "relevant_ranks", "relevant_total", "chunk_ids", "scores",
-                  "distances", "latency_ms", "stage_ms"]
+                  "distances", "latency_ms", "stage_ms", "content_tokens", "context_tokens"]
 TOKEN_COLUMNS = ["model", "strategy", "tokens", "header_tokens", "truncated"]
 
 SCHEMAS: dict[str, pa.Schema] = {

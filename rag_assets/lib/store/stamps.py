@@ -12,8 +12,9 @@ from typing import Iterable, Mapping
 
 from rag_assets.lib.store.schemas import STAMP_FIELDS
 
-PIPELINE_VERSION = "2"  # bump when chunking, embedding, retrieval or judging logic changes what rows mean
+PIPELINE_VERSION = "3"  # bump when chunking, embedding, retrieval or judging logic changes what rows mean
 # 2: a needle is held only by a chunk's own content (an overlap tail counted in 1)
+# 3: retrieval rows carry the context tokens of what they return; chunk_quality their sizes in tokens
 # fields that must agree across every partition of one evaluation (per model: revision, dimension)
 GLOBAL_FIELDS = ("pipeline_version", "extractor_version", "snapshot_id")
 PER_MODEL_FIELDS = ("revision", "dimension", "normalized")

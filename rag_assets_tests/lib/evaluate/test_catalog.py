@@ -47,10 +47,11 @@ def test_a_measure_added_to_the_catalog_reaches_views_tables_comparisons_and_the
     assert "S@2" in format_table(comparison(connection)).splitlines()[0]
     older, newer = history(connection, "m", "s", "dense").to_pylist()
     assert (older["success_at_2"], newer["success_at_2"]) == (4 / 6, 0.0)
-    assert {d.measure for d in regressions.latest_regressions(connection, alpha=0.2).drops} >= {"success_at_2"}
-    # a paired comparison on the new measure uses its declared test (sign) on its per-query column
-    pair = comparisons._compare(connection, "m", "x", ("s", "dense"), ("s", "dense"), "success_at_2")
-    assert pair["test"].startswith("sign") and pair["queries"] == 6
+    # the alarm watches it (Holm over its tests: at alpha 1, every drop is named)
+    assert {d.measure for d in regressions.latest_regressions(connection, alpha=1.0).drops} >= {"success_at_2"}
+    # a paired comparison on the new measure uses its declared test (sign) on its per-needle values
+    pair = comparisons.compare(connection, "verdict", "x", ("m", "s", "dense"), ("m", "s", "dense"), "success_at_2")
+    assert pair["test"].startswith("sign") and pair["needles"] == 6
 
 
 def test_an_unknown_measure_is_refused_naming_the_measures():

@@ -34,9 +34,11 @@ def test_chunk_stats_table_per_model_and_strategy():
         {"model": "m", "strategy": "a", "tokens": 10, "header_tokens": 0, "truncated": False},
     ])
     quality = pa.Table.from_pylist([
-        {"strategy": "a", "chunks": 1, "mean_characters": 40.0, "max_characters": 40, "needles": 2,
+        {"strategy": "a", "chunks": 1, "mean_characters": 40.0, "max_characters": 40, "mean_content_tokens": 9.0,
+         "max_content_tokens": 9, "needles": 2,
          "answers_destroyed": 1, "destroyed_needles": ["n1"]},
-        {"strategy": "e", "chunks": 2, "mean_characters": 30.0, "max_characters": 35, "needles": 2,
+        {"strategy": "e", "chunks": 2, "mean_characters": 30.0, "max_characters": 35, "mean_content_tokens": 7.5,
+         "max_content_tokens": 8, "needles": 2,
          "answers_destroyed": 0, "destroyed_needles": []},
     ])
     connection = duckdb.connect()
@@ -48,5 +50,5 @@ def test_chunk_stats_table_per_model_and_strategy():
     assert by_strategy["e"]["header_token_share"] == 0.25 and by_strategy["e"]["truncated_chunks"] == 1
     assert by_strategy["a"]["destroyed_needles"] == ["n1"]
     table = format_chunk_stats(rows)
-    assert "| m | a | 1 | 40 | 40 | 10 | 0 | 0.0 % | 0 | 1 of 2 (n1) |" in table
-    assert "| m | e | 2 | 30 | 35 | 20 | 5 | 25.0 % | 1 | 0 of 2 |" in table
+    assert "| m | a | 1 | 40 | 40 | 9 | 9 | 10 | 0 | 0.0 % | 0 | 1 of 2 (n1) |" in table
+    assert "| m | e | 2 | 30 | 35 | 8 | 8 | 20 | 5 | 25.0 % | 1 | 0 of 2 |" in table

@@ -1,87 +1,129 @@
-"""The default paired comparisons: which pairs are compared, on which measure, with hand-computed tests."""
+"""The paired tests of one run: the pick against the others, the field's questions around it, external
+retrievers against it; over needles, at the decision's budget, one family adjusted together."""
 
 import duckdb
-import pyarrow as pa
 import pytest
+from statsmodels.stats.multitest import multipletests
 
 from rag_assets.lib.evaluate.comparisons import compute_comparisons, write_comparisons
-from rag_assets.lib.evaluate.measures import write_results
+from rag_assets.lib.evaluate.decision import DecisionRule, rank_configurations
+from rag_assets.lib.evaluate.measures import comparison, write_results
 from rag_assets.lib.evaluate.tables import format_comparisons
-from rag_assets_tests.lib.evaluate.test_measures import SCHEMA
+from rag_assets.lib.store.stamps import EXTERNAL_MODEL
+from rag_assets_tests.lib.evaluate.needle_rows import configuration, table
+
+RULE = DecisionRule(budget=1024, budgets=(1024,))
+MISS = None
 
 
-def _rows(strategy: str, retriever: str, hit_ranks: list[int | None]) -> list[dict]:
-    return [{"query_id": f"q{i}", "query_kind": "needle", "hit_rank": rank, "relevant_ranks": [rank] if rank else [],
-             "relevant_total": 1, "phrasing": "doc", "retriever": retriever, "model": "m", "revision": "r",
-             "strategy": strategy, "latency_ms": 1.0} for i, rank in enumerate(hit_ranks)]
+def _family(connection, rule=RULE):
+    return compute_comparisons(connection, rank_configurations(connection, rule), rule).to_pylist()
 
 
 @pytest.fixture
 def connection():
-    # ten queries. At k = 8, boundaries_header (E) finds q0-q6, blind (A) finds q5-q7: E wins q0-q4 (5), A wins q7 (1)
-    header = [1, 2, 3, 5, 8, 1, 2, None, None, None]
-    blind = [None, None, None, None, 9, 3, 4, 6, None, None]
-    rows = _rows("boundaries_header", "dense", header) + _rows("blind", "dense", blind)
-    # hybrid against dense on boundaries_header at k = 4: hybrid finds q7 and q8 too, loses q6 (rank 5)
-    rows += _rows("boundaries_header", "hybrid", [1, 2, 3, 6, 8, 1, 5, 4, 3, None])
-    # late interaction against hybrid: reciprocal ranks up on q1-q4, down on q0, the same elsewhere
-    rows += _rows("boundaries_header", "late_interaction", [2, 1, 1, 1, 1, 1, 5, 4, 3, None])
+    # ten needles, chunks of 100 tokens: 1024 tokens hold the top 10. boundaries_header x hybrid finds n0-n8
+    # (the pick), boundaries_header x dense n0-n6, boundaries x hybrid n0-n4 and n9, the late-interaction
+    # reranker of the pick's list n0-n7
+    rows = table(
+        configuration("m", "boundaries_header", "hybrid", [1] * 9 + [MISS]),
+        configuration("m", "boundaries_header", "dense", [2] * 7 + [MISS] * 3),
+        configuration("m", "boundaries", "hybrid", [3] * 5 + [MISS] * 4 + [1]),
+        configuration("m", "boundaries_header", "late_interaction", [1] * 8 + [MISS] * 2),
+        configuration(EXTERNAL_MODEL, "prod", "prod", [1] * 10),
+    )
     with duckdb.connect() as connection:
-        write_results(connection, pa.Table.from_pylist(rows, schema=SCHEMA))
+        write_results(connection, rows, budgets=(1024,))
         yield connection
 
 
-def _found(table: pa.Table, comparison: str, measure: str) -> dict:
-    [row] = [r for r in table.to_pylist() if r["comparison"] == comparison and r["measure"] == measure]
-    return row
+def test_the_pick_is_tested_against_every_other_competing_configuration(connection):
+    verdict = [r for r in _family(connection) if r["family"] == "verdict"]
+    assert [(r["comparison"], r["b_strategy"], r["b_retriever"]) for r in verdict] == [
+        ("pick vs #2", "boundaries_header", "late_interaction"), ("pick vs #3", "boundaries_header", "dense"),
+        ("pick vs #4", "boundaries", "hybrid")]
+    against_dense = verdict[1]
+    # discordant needles: the pick alone finds n7 and n8: +2/-0, exact two-sided p = 2 / 2^2
+    assert (against_dense["wins"], against_dense["losses"], against_dense["ties"]) == (2, 0, 8)
+    assert against_dense["p_value"] == pytest.approx(0.5) and against_dense["needles"] == 10
+    assert (against_dense["a_value"], against_dense["b_value"]) == (0.9, 0.7)
 
 
-def test_strategy_pairs_are_sign_tests_on_the_discordant_queries(connection):
-    table = compute_comparisons(connection)
-    e_vs_a = _found(table, "E vs A", "success_at_8")
-    assert (e_vs_a["wins"], e_vs_a["losses"], e_vs_a["ties"], e_vs_a["queries"]) == (5, 1, 4, 10)
-    # exact two-sided sign test: 2 * P(X <= 1 | n = 6) = 2 * (1 + 6) / 64
-    assert e_vs_a["p_value"] == pytest.approx(14 / 64)
-    assert (e_vs_a["a_value"], e_vs_a["b_value"]) == (0.7, 0.3)
-    # pairs whose strategies were not evaluated are not compared
-    assert not [r for r in table.to_pylist() if r["comparison"] in ("E vs C", "B vs A", "F vs E")]
+def test_the_fields_questions_are_asked_around_the_pick(connection):
+    by_key = {r["comparison"]: r for r in _family(connection) if r["family"] == "question"}
+    # the header on the pick's model and retriever: boundaries_header x hybrid against boundaries x hybrid
+    header = by_key["header"]
+    assert (header["a_strategy"], header["b_strategy"], header["a_retriever"]) == ("boundaries_header", "boundaries",
+                                                                                   "hybrid")
+    assert (header["wins"], header["losses"]) == (4, 1)  # n5-n8 against n9
+    # hybrid against dense and the reranker against its first stage, on the pick's strategy
+    assert (by_key["hybrid"]["a_retriever"], by_key["hybrid"]["b_retriever"]) == ("hybrid", "dense")
+    late = by_key["late_interaction"]
+    assert (late["a_retriever"], late["b_retriever"], late["wins"], late["losses"]) == ("late_interaction", "hybrid",
+                                                                                        0, 1)
+    # questions whose configurations were not evaluated are not asked
+    assert "overlap" not in by_key and "overlap_on_header" not in by_key
 
 
-def test_retriever_pairs_and_rerankers(connection):
-    table = compute_comparisons(connection)
-    hybrid = _found(table, "hybrid vs dense", "success_at_4")
-    assert (hybrid["wins"], hybrid["losses"]) == (2, 1)  # q7, q8 against q6
-    assert hybrid["p_value"] == pytest.approx(1.0)  # 2 * P(X <= 1 | n = 3) = 2 * 4 / 8
-    late = _found(table, "late_interaction vs hybrid", "mrr")
-    assert (late["wins"], late["losses"], late["test"]) == (4, 1, "Wilcoxon signed-rank (two-sided)")
-    assert not [r for r in table.to_pylist() if r["comparison"] == "hybrid vs bm25"]  # no bm25 rows
+def test_an_external_retriever_is_compared_with_the_pick(connection):
+    [external] = [r for r in _family(connection) if r["family"] == "external"]
+    assert (external["model"], external["a_strategy"], external["b_strategy"], external["b_retriever"]) == (
+        EXTERNAL_MODEL, "prod", "boundaries_header", "hybrid")
+    assert (external["a_value"], external["b_value"], external["wins"], external["losses"]) == (1.0, 0.9, 1, 0)
 
 
-def test_the_stored_table_and_its_markdown_name_the_strategies(connection):
-    stored = write_comparisons(connection)
-    assert connection.sql("SELECT count(*) FROM comparisons").fetchall()[0][0] == stored.num_rows > 0
-    markdown = format_comparisons(stored)
-    assert "| m | E vs A | boundaries_header vs blind | success_at_8 | 10 | 0.700 | 0.300 | +5/-1, p = 0.22 |" \
-        in markdown
+@pytest.mark.parametrize("method, theirs", [("holm", "holm"), ("bh", "fdr_bh")])
+def test_every_p_of_the_run_is_adjusted_as_one_family(connection, method, theirs):
+    rule = DecisionRule(budget=1024, budgets=(1024,), adjustment=method)
+    family = _family(connection, rule)
+    assert len(family) == 3 + 3 + 1  # the pick against three, three questions, one external retriever
+    expected = multipletests([r["p_value"] for r in family], method=theirs)[1]
+    assert [r["p_adjusted"] for r in family] == pytest.approx(list(expected), abs=1e-12)
+    assert {r["adjustment"] for r in family} == {method}
+    assert all(r["p_adjusted"] >= r["p_value"] for r in family)
 
 
-def test_an_external_retriever_is_paired_against_the_best_built_in_configuration():
-    from rag_assets.lib.evaluate.comparisons import best_built_in
-    from rag_assets.lib.store.stamps import EXTERNAL_MODEL
+def test_duplicated_queries_leave_needle_level_intervals_and_p_values_as_they_were():
+    # the same outcomes asked in one phrasing and in two identical ones: the needle is the unit, so nothing
+    # changes; counted per query, the interval would narrow (Wilson over 20 trials instead of 10)
+    from rag_assets.lib.evaluate.intervals import wilson_interval
 
-    # over the same ten queries: the built-in boundaries_header x dense has MRR 0.55, blind x dense 0.1, and the
-    # team's retriever "prod" finds every query at rank 2 (MRR 0.5)
-    rows = _rows("boundaries_header", "dense", [1] * 5 + [10] * 5) + _rows("blind", "dense", [None] * 9 + [1])
-    rows += [row | {"model": EXTERNAL_MODEL} for row in _rows("prod", "prod", [2] * 10)]
+    def evaluated(phrasings):
+        rows = table(configuration("m", "boundaries_header", "hybrid", [1] * 7 + [MISS] * 3, phrasings=phrasings),
+                     configuration("m", "boundaries_header", "dense", [1] * 3 + [MISS] * 7, phrasings=phrasings))
+        with duckdb.connect() as connection:
+            write_results(connection, rows, budgets=(1024,))
+            metrics = {r["retriever"]: r for r in comparison(connection).to_pylist()}
+            return metrics, _family(connection)
+
+    (once, tests_once), (twice, tests_twice) = evaluated(("doc",)), evaluated(("doc", "ticket"))
+    assert twice["hybrid"]["queries"] == 2 * once["hybrid"]["queries"] == 20
+    for name in ("success_at_1024_tokens", "mrr", "success_at_4"):
+        for end in ("", "_low", "_high"):
+            assert twice["hybrid"][name + end] == pytest.approx(once["hybrid"][name + end])
+    assert [t["p_value"] for t in tests_twice] == pytest.approx([t["p_value"] for t in tests_once])
+    assert once["hybrid"]["success_at_1024_tokens_low"] == pytest.approx(wilson_interval(7, 10)[0])
+    assert wilson_interval(14, 20)[0] > once["hybrid"]["success_at_1024_tokens_low"]  # what per-query would say
+
+
+def test_phrasings_that_disagree_are_one_needle_half_answered():
+    rows = table(configuration("m", "blind", "dense", [(1, MISS), (1, 1), (MISS, MISS), (2, MISS)],
+                               phrasings=("doc", "ticket")))
     with duckdb.connect() as connection:
-        write_results(connection, pa.Table.from_pylist(rows, schema=SCHEMA))
-        assert best_built_in(connection) == ("m", "boundaries_header", "dense")
-        external = [r for r in compute_comparisons(connection).to_pylist() if r["model"] == EXTERNAL_MODEL]
-    assert {r["comparison"] for r in external} == {"prod vs best built-in (m x boundaries_header x dense)"}
-    mrr = _found(pa.Table.from_pylist(external), "prod vs best built-in (m x boundaries_header x dense)", "mrr")
-    assert (mrr["a_strategy"], mrr["b_strategy"], mrr["b_retriever"], mrr["queries"]) == (
-        "prod", "boundaries_header", "dense", 10)
-    assert (mrr["a_value"], mrr["b_value"]) == pytest.approx((0.5, 0.55))  # the best's own MRR, not the worst's 0.1
-    success = _found(pa.Table.from_pylist(external), "prod vs best built-in (m x boundaries_header x dense)",
-                     "success_at_4")
-    assert (success["a_value"], success["b_value"], success["wins"], success["losses"]) == (1.0, 0.5, 5, 0)
+        write_results(connection, rows, budgets=(1024,))
+        [row] = comparison(connection).to_pylist()
+        per_phrasing = {r["phrasing"]: r for r in comparison(connection, ("model", "phrasing")).to_pylist()}
+    # needles' means 0.5, 1, 0, 0.5: success 0.5 over 4 needles (8 queries), Wilson's interval of 2 in 4
+    assert (row["needles"], row["queries"], row["success_at_4"]) == (4, 8, 0.5)
+    from rag_assets.lib.evaluate.intervals import wilson_interval
+    assert (row["success_at_4_low"], row["success_at_4_high"]) == pytest.approx(wilson_interval(2, 4))
+    # the per-phrasing figures stay: the doc phrasing answered 3 of 4, the ticket one 1 of 4
+    assert (per_phrasing["doc"]["success_at_4"], per_phrasing["ticket"]["success_at_4"]) == (0.75, 0.25)
+
+
+def test_the_stored_table_and_its_markdown(connection):
+    stored = write_comparisons(connection, rank_configurations(connection, RULE), RULE)
+    assert connection.sql("SELECT count(*) FROM comparisons").fetchall()[0][0] == stored.num_rows == 7
+    markdown = format_comparisons(stored)
+    assert ("| verdict | pick vs #3 | m: boundaries_header x hybrid | m: boundaries_header x dense | "
+            "success_at_1024_tokens | 10 | 0.900 | 0.700 | +2/-0 | 0.5 |") in markdown

@@ -123,7 +123,7 @@ def test_comparison_groups_and_rejects_unknown_columns():
     assert table.column("strategy").to_pylist() == ["a", "b"]
     assert table.column("success_at_1").to_pylist() == [0.5, 0.0]
     assert table.column("mrr").to_pylist() == [0.5, 0.5]
-    assert "| a | 2 | 0.500 [0.09, 0.91]" in format_table(table)
+    assert "| a | 2 | 2 | 0.500 [0.09, 0.91]" in format_table(table)  # two needles of one query each
     with pytest.raises(ValueError, match="cannot group by query_id"):
         comparison(connection, ["query_id"])
 

@@ -95,11 +95,12 @@ def test_the_strategies_costs_per_model_and_strategy():
         {"model": "m", "strategy": "s", "tokens": 100, "header_tokens": 20, "truncated": False},
         {"model": "m", "strategy": "s", "tokens": 300, "header_tokens": 20, "truncated": True}])
     quality = pa.Table.from_pylist([{"strategy": "s", "chunks": 2, "mean_characters": 410.5, "max_characters": 512,
-                                     "needles": 3, "answers_destroyed": 1, "destroyed_needles": ["n3"]}])
+                                     "mean_content_tokens": 95.5, "max_content_tokens": 120, "needles": 3,
+                                     "answers_destroyed": 1, "destroyed_needles": ["n3"]}])
     write_chunk_stats(connection, tokens, quality)
     [row] = connection.sql("SELECT * FROM chunk_stats").to_arrow_table().to_pylist()
     assert row == {"model": "m", "strategy": "s", "chunks": 2, "mean_characters": 410.5, "max_characters": 512,
-                   "tokens_embedded": 400, "header_tokens": 40, "header_token_share": 0.1, "truncated_chunks": 1,
+                   "mean_content_tokens": 95.5, "max_content_tokens": 120, "tokens_embedded": 400, "header_tokens": 40, "header_token_share": 0.1, "truncated_chunks": 1,
                    "needles": 3, "answers_destroyed": 1, "destroyed_needles": ["n3"]}
     for name in ("incoming_tokens", "incoming_quality"):
         with pytest.raises(duckdb.CatalogException):

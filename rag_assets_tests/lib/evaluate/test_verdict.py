@@ -1,82 +1,104 @@
-"""The verdict an evaluation ends with: per model the configuration with the higher MRR, and each
-significant finding worded with the better side first."""
+"""The verdict: the decision first (the pick at the budget, the runner-up and the test between them, what is
+not distinguishable, what it costs), then the field's questions with adjusted p, then the pick's own refusal."""
 
 import duckdb
 import pyarrow as pa
 import pytest
 
 from rag_assets.lib.evaluate.comparisons import write_comparisons
-from rag_assets.lib.evaluate.measures import write_results, write_threshold_sweep
-from rag_assets.lib.evaluate.verdict import best_by_model, findings, verdict
-from rag_assets_tests.lib.evaluate.test_measures import results_of
+from rag_assets.lib.evaluate.decision import DecisionRule, write_decision
+from rag_assets.lib.evaluate.measures import write_chunk_stats, write_results, write_threshold_sweep
+from rag_assets.lib.evaluate.verdict import verdict
+from rag_assets_tests.lib.evaluate.needle_rows import configuration, table
 
-# (model, strategy, retriever) -> the hit ranks of its twelve queries
-RANKS = {
-    # m1: boundaries_header x dense has MRR 0.75 (every other query at rank 1, the rest at rank 2), blind x dense
-    # 0.25 (every query at rank 4): the first wins
-    ("m1", "boundaries_header", "dense"): [1, 2] * 6,
-    ("m1", "blind", "dense"): [4] * 12,
-    # m2: the other way round, and its best (MRR 0.5) below m1's: a verdict per model, not one overall
-    ("m2", "boundaries_header", "dense"): [None, 3, None, 3] * 3,
-    ("m2", "blind", "dense"): [2] * 12,
-}
+MISS = None
+RULE = DecisionRule(budget=1024, budgets=(512, 1024))
 
 
-@pytest.fixture
-def connection():
-    with duckdb.connect() as connection:
-        write_results(connection, results_of(RANKS))
-        write_comparisons(connection)
-        yield connection
-
-
-def test_the_best_configuration_of_each_model_is_the_one_with_the_higher_mrr(connection):
-    best = {row["model"]: (row["strategy"], row["retriever"], round(row["mrr"], 3)) for row in best_by_model(connection)}
-    assert best == {"m1": ("boundaries_header", "dense", 0.75), "m2": ("blind", "dense", 0.5)}
-
-
-def _sweep(model: str, strategy: str, cut: float) -> dict:
-    return {"model": model, "revision": "r", "strategy": strategy, "retriever": "dense", "cut": cut, "in_domain": 12,
-            "out_of_domain": 4, "answered_with_needle": 11, "answered_without_needle": 0, "in_domain_refused": 1,
+def _sweep(strategy: str, retriever: str, cut: float) -> dict:
+    return {"model": "m", "revision": "r", "strategy": strategy, "retriever": retriever, "cut": cut, "in_domain": 24,
+            "out_of_domain": 4, "answered_with_needle": 20, "answered_without_needle": 0, "in_domain_refused": 4,
             "bluffs": 1, "bluffs_near": 1, "bluffs_off_topic": 0, "worst_in_domain": 0.5, "best_out_of_domain": 0.4,
             "separable": False, "auroc": 0.9, "auroc_low": 0.8, "auroc_high": 1.0, "suggested": True}
 
 
-def test_the_verdict_names_the_higher_mrr_and_gates_the_best_overall(connection, tmp_path):
-    # every model's best configuration has a calibrated cut; the one to refuse with is the best of all (m1's)
-    write_threshold_sweep(connection, pa.Table.from_pylist(
-        [_sweep("m1", "boundaries_header", 0.61), _sweep("m1", "blind", 0.62), _sweep("m2", "blind", 0.63)]))
-    said = verdict(connection, tmp_path).splitlines()
-    assert said[0] == "Verdict (best configuration of each model by MRR, with 95% intervals):"
-    assert said[1].startswith("  m1: boundaries_header x dense: MRR 0.750 [")
-    assert said[2].startswith("  m2: blind x dense: MRR 0.500 [")
-    assert "When to refuse:" in said
-    assert said[said.index("When to refuse:") + 1] == (
-        "  m1 x boundaries_header x dense: refuse above distance 0.610: 11 of 12 answered with their needle, "
-        "1 of 4 out-of-domain bluffs (AUROC 0.90)")
-
-
-def test_a_finding_calls_the_side_with_the_higher_value_better(connection):
-    # E vs A at success@8 and @20: m1's header finds all twelve, blind too (rank 4): no discordant query, no finding.
-    # m2's header finds six, blind all twelve: blind is better on 6 queries, worse on none (p = 2 / 64 = 0.031)
-    said = findings(connection)
-    assert said == [
-        "m2: blind x dense beats boundaries_header x dense on success@8 (1.000 vs 0.500; better on 6 queries, "
-        "worse on 0, p = 0.031; 12 queries)",
-        "m2: blind x dense beats boundaries_header x dense on success@20 (1.000 vs 0.500; better on 6 queries, "
-        "worse on 0, p = 0.031; 12 queries)"]
-    # stored with a = boundaries_header (the lower value): the wording swaps the sides, it does not trust the order
-    [stored] = connection.sql("SELECT a_strategy, a_value, b_value, wins, losses FROM comparisons "
-                              "WHERE model = 'm2' AND measure = 'success_at_8'").fetchall()
-    assert stored == ("boundaries_header", 0.5, 1.0, 0, 6)
-
-
-def test_a_finding_with_a_better_than_b_keeps_a_first():
+@pytest.fixture
+def connection():
+    # twelve needles in two phrasings, chunks of 200 tokens (1024 tokens hold the top 5). boundaries_header x
+    # hybrid finds 11 within the budget (the pick), x dense 10; blind x dense 6; a whole-page configuration
+    # puts every needle's page first but a page is 5,000 tokens: it does not compete at 1024
+    rows = table(
+        configuration("m", "boundaries_header", "hybrid", [1] * 11 + [MISS], 200, ("doc", "ticket")),
+        configuration("m", "boundaries_header", "dense", [2] * 10 + [MISS] * 2, 200, ("doc", "ticket")),
+        configuration("m", "boundaries", "hybrid", [3] * 9 + [MISS] * 3, 200, ("doc", "ticket")),
+        configuration("m", "blind", "dense", [4] * 6 + [MISS] * 6, 200, ("doc", "ticket")),
+        configuration("m", "document", "dense", [1] * 12, 5000, ("doc", "ticket")),
+    )
     with duckdb.connect() as connection:
-        connection.execute(
-            "CREATE TABLE comparisons AS SELECT 'm' AS model, 'E vs A' AS comparison, 'boundaries_header' AS a_strategy, "
-            "'dense' AS a_retriever, 'blind' AS b_strategy, 'dense' AS b_retriever, 'success_at_8' AS measure, "
-            "40 AS queries, 0.9 AS a_value, 0.6 AS b_value, 14 AS wins, 2 AS losses, 0.004 AS p_value")
-        assert findings(connection) == [
-            "m: boundaries_header x dense beats blind x dense on success@8 (0.900 vs 0.600; better on 14 queries, "
-            "worse on 2, p = 0.004; 40 queries)"]
+        write_results(connection, rows, budgets=RULE.all_budgets)
+        strategies = {"boundaries_header": 300, "boundaries": 300, "blind": 200, "document": 5000}
+        write_chunk_stats(
+            connection,
+            pa.Table.from_pylist([{"model": "m", "strategy": s, "tokens": 1000, "header_tokens": 0, "truncated": False}
+                                  for s in strategies]),
+            pa.Table.from_pylist([{"strategy": s, "chunks": 3, "mean_characters": 1.0, "max_characters": 1,
+                                   "mean_content_tokens": float(t), "max_content_tokens": t, "needles": 12,
+                                   "answers_destroyed": 2 if s == "blind" else 0, "destroyed_needles": []}
+                                  for s, t in strategies.items()]))
+        # the pick (hybrid) has no distance: it refuses on dense's of the same index; ann's cut is another's
+        write_threshold_sweep(connection, pa.Table.from_pylist(
+            [_sweep("boundaries_header", "ann", 0.58), _sweep("boundaries_header", "dense", 0.61)]))
+        write_comparisons(connection, write_decision(connection, RULE), RULE)
+        yield connection
+
+
+def test_the_decision_comes_first_with_the_runner_up_and_what_cannot_be_told_apart(connection, tmp_path):
+    said = verdict(connection, tmp_path).splitlines()
+    assert said[0] == ("Verdict at 1024 context tokens (cl100k_base (tiktoken); the needle is the unit, 12 needles in "
+                       "24 queries; 95% intervals; p adjusted by Holm (family-wise error rate) over the 5 tests of "
+                       "this run):")
+    assert said[1].startswith("  Ship m: boundaries_header x hybrid: S@1024t 0.917 [")
+    assert ", MRR 0.917 [" in said[1] and "costs 1000 context tokens a question (of 1024), 1,000 tokens embedded" \
+        in said[1]
+    # the runner-up, and the pick against it over needles: +1/-0, p = 1 (adjusted, still 1)
+    assert said[2].startswith("  Runner-up m: boundaries_header x dense: S@1024t 0.833 [")
+    assert said[2].endswith("the pick against it: 0.917 vs 0.833, +1/-0 needles, adjusted p = 1")
+    assert said[3].startswith("  Not distinguishable from the pick (adjusted p >= 0.05): 3 of 3: ")
+    assert said[4] == ("  Not competing at 1024 tokens (whole documents larger than the budget): 1 configuration, "
+                       "e.g. m: document x dense")
+
+
+def test_the_questions_are_worded_with_adjusted_p_and_the_pick_refuses_on_its_own_gate(connection, tmp_path):
+    said = verdict(connection, tmp_path).splitlines()
+    assert "The questions, on m at 1024 tokens:" in said
+    assert "  Does the header help? boundaries_header vs boundaries: 0.917 vs 0.750, +2/-0 needles, adjusted p = 1" \
+        in said
+    assert "  Hybrid against dense? hybrid vs dense: 0.917 vs 0.833, +1/-0 needles, adjusted p = 1" in said
+    assert ("  Answers the cutting destroys (no chunk holds the needle whole): blind 2 of 12, boundaries 0 of 12, "
+            "boundaries_header 0 of 12, document 0 of 12") in said
+    refusal = said[said.index("When to refuse:") + 1]
+    assert refusal == ("  m: boundaries_header x hybrid: refuse above dense distance 0.610 (hybrid has no distance: it "
+                       "refuses on dense's, of the same index): 20 of 24 answered with their needle, 1 of 4 "
+                       "out-of-domain bluffs (AUROC 0.90)")
+
+
+def test_significance_is_read_from_the_adjusted_p(tmp_path):
+    # 40 needles: the pick finds all 40, the other 25: +15/-0, raw p = 6e-5, and still significant adjusted
+    rows = table(configuration("m", "boundaries_header", "hybrid", [1] * 40),
+                 configuration("m", "boundaries_header", "dense", [1] * 25 + [MISS] * 15))
+    with duckdb.connect() as connection:
+        write_results(connection, rows, budgets=RULE.all_budgets)
+        write_comparisons(connection, write_decision(connection, RULE), RULE)
+        said = verdict(connection, tmp_path).splitlines()
+        stored = connection.sql("SELECT p_value, p_adjusted FROM comparisons").fetchall()
+    assert len(stored) == 2  # the pick against dense, and the question hybrid against dense: the same test
+    assert "  Significant after adjustment: 2 of 2 tests (2 at raw p < 0.05)" in said
+    assert "  Not distinguishable from the pick (adjusted p >= 0.05): 0 of 1" in said
+
+
+def test_without_a_built_in_configuration_there_is_nothing_to_decide(tmp_path):
+    with duckdb.connect() as connection:
+        write_results(connection, table(configuration("m", "s", "dense", [1])), budgets=RULE.all_budgets)
+        connection.execute("DELETE FROM retrieval_results")
+        write_decision(connection, RULE)
+        assert verdict(connection, tmp_path) == "Verdict: no built-in configuration was evaluated, nothing to decide."

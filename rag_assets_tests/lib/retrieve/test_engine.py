@@ -74,7 +74,8 @@ def test_a_retriever_added_to_the_registry_is_run_by_default_gated_and_compared(
     rows = run_retrievers([Query("q1", "n1", "doc", "vinegar kettle")], index, k=2)
     assert "dense_again" in {row["retriever"] for row in rows}  # an empty list of names runs every one
     assert "dense_again" in gated() and uses_model("dense_again") and gated_retriever("dense_again")
-    with pytest.raises(Exception, match="'bm25' has no distance to gate on; choose from dense, ann"):
+    with pytest.raises(Exception, match="'bm25' has no distance to gate on, nor has any retriever it builds on; "
+                                        "use one of dense, ann"):
         gated_retriever("bm25")
 
 

@@ -9,7 +9,8 @@ from rag_assets.lib.store.schemas import (
     table_from_rows,
 )
 
-ROW = {"strategy": "blind", "chunks": 3, "mean_characters": 10.0, "max_characters": 12, "needles": 1,
+ROW = {"strategy": "blind", "chunks": 3, "mean_characters": 10.0, "max_characters": 12, "mean_content_tokens": 3.0,
+       "max_content_tokens": 4, "needles": 1,
        "answers_destroyed": 0, "destroyed_needles": []}
 
 

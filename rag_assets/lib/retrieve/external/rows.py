@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from rag_assets.lib.ingest.canonical import fold_whitespace
+from rag_assets.lib.retrieve.context import context_columns, count_tokens
 from rag_assets.lib.retrieve.external.asking import Answered
 from rag_assets.lib.retrieve.external.hits import ExternalRetrieverError, Hit
 from rag_assets.lib.retrieve.external.locate import Located, Locator
@@ -69,7 +70,8 @@ def external_rows(key: str, answered: Sequence[Answered], eval_rows: Sequence[Ma
             "distances": distances if answer.hits and all(d is not None for d in distances) else None,
             "latency_ms": answer.latency_ms, "stage_ms": answer.latency_ms, "error": answer.error,
             "located_ratios": [where.ratio for where in placed],
-        } | judge(query, ids, holders, {i: where.doc_id for i, where in zip(ids, placed) if where.doc_id}) | dict(stamp))
+        } | context_columns(count_tokens([hit.text for hit in answer.hits]))
+            | judge(query, ids, holders, {i: where.doc_id for i, where in zip(ids, placed) if where.doc_id}) | dict(stamp))
     judged = [r for r in rows if r["query_kind"] != OUT_OF_DOMAIN]
     figures = {"queries": len(rows), "errors": len(errors), "hits_unlocated": unlocated,
                "hits_located_approximately": approximate,
