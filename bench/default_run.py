@@ -6,8 +6,9 @@
 HOME is the storage folder `make demo` wrote (default: the ``home`` setting, storage/ in the project).
 Reads its metrics.duckdb and Parquet outputs, read-only, and writes the tables (through the same
 formatters as the report) and the counts the documentation states: the corpus, the evaluation set,
-the dense retriever on every strategy, the models and retrievers on ``boundaries_header``, the paired
-tests, what each strategy costs, and the suggested refusal cuts with their separation.
+the verdict and its pick, the dense retriever on every strategy, the models and retrievers on
+``boundaries_header``, the paired tests (the field's questions and the pick against its nearest rivals),
+what each strategy costs, and the suggested refusal cuts with their separation.
 """
 
 from __future__ import annotations
@@ -25,14 +26,16 @@ sys.path.insert(0, str(PROJECT))
 
 from bench.machine import describe  # noqa: E402
 from rag_assets.lib.embed.models import DEFAULT_MODEL  # noqa: E402
-from rag_assets.lib.evaluate.comparisons import REPORT_STRATEGY, STRATEGY_RETRIEVER  # noqa: E402
+from rag_assets.lib.evaluate.decision import stored_decision  # noqa: E402
 from rag_assets.lib.evaluate.measures import comparison, paired_comparisons, suggested_cuts  # noqa: E402
+from rag_assets.lib.evaluate.report import REPORT_STRATEGY, STRATEGY_RETRIEVER  # noqa: E402
 from rag_assets.lib.evaluate.tables import (  # noqa: E402
     format_chunk_stats,
     format_comparisons,
     format_suggested_cuts,
     format_table,
 )
+from rag_assets.lib.evaluate.verdict import verdict  # noqa: E402
 from rag_assets.lib.store.paths import duckdb_path, partition_path  # noqa: E402
 from rag_assets.settings import current  # noqa: E402
 
@@ -60,7 +63,10 @@ def figures(home: Path) -> dict:
                                       (DEFAULT_MODEL, REPORT_STRATEGY, STRATEGY_RETRIEVER)
                                       for row in phrasings.to_pylist()]).drop_columns(["model", "strategy", "retriever"])
         paired = paired_comparisons(connection)
-        paired = paired.filter([row["model"] == DEFAULT_MODEL for row in paired.to_pylist()])
+        # the field's questions and the external retrievers, then the pick against its five nearest rivals
+        paired = paired.filter([row["family"] != "verdict" or row["comparison"] in
+                                [f"pick vs #{n}" for n in range(2, 7)] for row in paired.to_pylist()])
+        decision, said = stored_decision(connection), verdict(connection, home)
         costs = connection.sql("SELECT * FROM chunk_stats WHERE model = ? ORDER BY strategy",
                                params=[DEFAULT_MODEL]).to_arrow_table()
         cuts = suggested_cuts(connection)
@@ -70,7 +76,10 @@ def figures(home: Path) -> dict:
         for key in ("worst_in_domain", "best_out_of_domain", "auroc", "auroc_low", "auroc_high", "cut",
                     "answered_with_needle", "in_domain", "in_domain_refused", "bluffs", "bluffs_near",
                     "bluffs_off_topic", "out_of_domain", "separable")} for row in (cuts.to_pylist() if cuts else [])}
-    best = max((row for row in rows if row["model"] == DEFAULT_MODEL), key=lambda row: (row["mrr"], row["success_at_4"]))
+    budget = decision["budget"]
+    [pick] = [row for row in rows if (row["model"], row["strategy"], row["retriever"]) ==
+              (decision["model"], decision["strategy"], decision["retriever"])]
+    success = f"success_at_{budget}_tokens"
     return {
         "measured": f"{created:%Y-%m-%d}",
         "machine": describe(),
@@ -85,9 +94,12 @@ def figures(home: Path) -> dict:
                            "off_topic": sum(q["kind"] == "off_topic" for q in queries)},
         "configurations": {"models": len(models), "strategies": len(strategies), "retrievers": len(retrievers),
                            "rows": len(rows)},
-        "best": {"configuration": f"{best['model']} x {best['strategy']} x {best['retriever']}",
-                 "mrr": f"{best['mrr']:.3f} [{best['mrr_low']:.2f}, {best['mrr_high']:.2f}]",
-                 "success_at_20": f"{best['success_at_20']:.3f}"},
+        "pick": {"configuration": f"{pick['model']} x {pick['strategy']} x {pick['retriever']}",
+                 "budget": budget,
+                 "success": f"{pick[success]:.3f} [{pick[success + '_low']:.2f}, {pick[success + '_high']:.2f}]",
+                 "mrr": f"{pick['mrr']:.3f} [{pick['mrr_low']:.2f}, {pick['mrr_high']:.2f}]",
+                 "context": f"{pick[f'context_at_{budget}_tokens']:.0f}"},
+        "verdict": "```\n" + said.replace(str(home), "storage") + "\n```",
         "refusal": refusal,
         "tables": {
             "dense_by_strategy": format_table(dense),
