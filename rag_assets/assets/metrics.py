@@ -21,6 +21,7 @@ from rag_assets.lib.evaluate.misses import worst_queries_of_pick
 from rag_assets.lib.evaluate.regressions import latest_regressions
 from rag_assets.lib.evaluate.report import Report, build_report, headline, plots_markdown
 from rag_assets.lib.evaluate.results_store import Evaluation, record_evaluation
+from rag_assets.lib.retrieve.engine import model_free
 from rag_assets.lib.retrieve.external import registry as external_registry
 from rag_assets.lib.store.database import read_only
 from rag_assets.lib.store.paths import stored_database
@@ -34,7 +35,8 @@ def stamp_rule(models: EmbeddingModels, corpus_snapshot: pa.Table):
     """What every configuration's stamps must agree with: the installed weights and this snapshot. The
     evaluation checks them before it writes anything, so a mixed build never becomes the latest result."""
     expected = snapshot_of(corpus_snapshot)
-    return lambda stamps: stamp_problems(stamps, models.installed_revisions(stamps), expected=expected)
+    return lambda stamps: stamp_problems(stamps, models.installed_revisions(stamps), expected=expected,
+                                         model_free=model_free())
 
 
 def external_keys(settings: RagSettings) -> list[str]:
@@ -60,7 +62,7 @@ def retrieval_metrics(
     """
     evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id,
                                    stamp_rule(models, corpus_snapshot), models.registered(), external_keys(settings),
-                                   settings.decision_rule())
+                                   settings.decision_rule(), model_free())
     for warning in evaluation.warnings:
         context.log.warning(warning)
     report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,

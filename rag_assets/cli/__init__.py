@@ -162,9 +162,10 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
 
     history = commands.add_parser("history", help="recall@20, MRR and success at each context budget of one "
                                   "configuration in every evaluation run, with intervals over needles")
-    history.add_argument("--model", help="registry key (default: the verdict's pick)")
-    history.add_argument("--strategy", help="chunking strategy (default: the verdict's pick)")
-    history.add_argument("--retriever", help="retriever (default: the verdict's pick)")
+    history.add_argument("--model", help="registry key (default: the verdict's pick, or the best ranked "
+                         "configuration within what is given)")
+    history.add_argument("--strategy", help="chunking strategy (default: as --model)")
+    history.add_argument("--retriever", help="retriever (default: as --model)")
 
     ask = commands.add_parser(
         "ask", help="retrieve for a question: NO ANSWER, or numbered sources and the prompt it would send",

@@ -103,7 +103,7 @@ def report_command(args: argparse.Namespace, home: Path) -> int:
 def history_command(args: argparse.Namespace, home: Path) -> int:
     """recall@20 with its interval and MRR of one configuration in every evaluation run."""
     from rag_assets.lib.embed.models import DEFAULT_MODEL
-    from rag_assets.lib.evaluate.decision import stored_decision
+    from rag_assets.lib.evaluate.decision import stored_ranking
     from rag_assets.lib.evaluate.measures import history
     from rag_assets.lib.evaluate.report import REPORT_STRATEGY, STRATEGY_RETRIEVER
     from rag_assets.lib.evaluate.tables import format_history
@@ -112,11 +112,14 @@ def history_command(args: argparse.Namespace, home: Path) -> int:
     if database is None:
         return EXIT_NO_RESULTS
     with read_only(database) as connection:
-        decision = stored_decision(connection) or {}
-        # what is not given is the decision's pick (else the report's defaults)
-        model = args.model or decision.get("model") or DEFAULT_MODEL
-        strategy = args.strategy or decision.get("strategy") or REPORT_STRATEGY
-        retriever = args.retriever or decision.get("retriever") or STRATEGY_RETRIEVER
+        # what is not given is that of the best ranked configuration within what is (without options: the
+        # verdict's pick), else the report's defaults
+        best = next((r for r in stored_ranking(connection) if (args.model or r["model"]) == r["model"]
+                     and (args.strategy or r["strategy"]) == r["strategy"]
+                     and (args.retriever or r["retriever"]) == r["retriever"]), {})
+        model = args.model or best.get("model") or DEFAULT_MODEL
+        strategy = args.strategy or best.get("strategy") or REPORT_STRATEGY
+        retriever = args.retriever or best.get("retriever") or STRATEGY_RETRIEVER
         table = history(connection, model, strategy, retriever)
     if not len(table):
         print(f"no evaluation run holds {model} x {strategy} x {retriever}", file=sys.stderr)

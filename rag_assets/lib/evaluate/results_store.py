@@ -40,6 +40,7 @@ from rag_assets.lib.store.paths import (
     stored_file,
 )
 from rag_assets.lib.store.schemas import RESULT_COLUMNS, STAMP_FIELDS, TOKEN_COLUMNS
+from rag_assets.lib.store.stamps import EXTERNAL_MODEL
 
 
 @dataclass
@@ -112,6 +113,27 @@ def external_rows_beside(connection: duckdb.DuckDBPyConnection, home: Path, runs
     return pa.concat_tables([runs, rows.cast(runs.schema)])
 
 
+def model_free_once(connection: duckdb.DuckDBPyConnection, runs: pa.Table, model_free: Collection[str]) -> pa.Table:
+    """``runs`` with each retriever that does not use the embedding model (BM25: ``engine.uses_model``) once per
+    strategy, under its own name in the model column, instead of once per model: its rows are the same in
+    every model's partition (the same chunks, the same queries), so they are taken from the first model's
+    partition, without the model's stamps (revision, dimension, normalized). External rows are kept as they are."""
+    names = [name for name in model_free if name]
+    if not names or not len(runs):
+        return runs
+    listed = ", ".join(f"'{name}'" for name in names)
+    connection.register("all_runs", runs)
+    once = connection.sql(f"""
+        SELECT * FROM all_runs WHERE retriever NOT IN ({listed}) OR model = '{EXTERNAL_MODEL}'
+        UNION ALL BY NAME
+        SELECT * REPLACE (retriever AS model, NULL AS revision, NULL AS dimension, NULL AS normalized)
+        FROM all_runs WHERE retriever IN ({listed}) AND model <> '{EXTERNAL_MODEL}'
+        QUALIFY row_number() OVER (PARTITION BY strategy, retriever, query_id ORDER BY model) = 1
+    """).to_arrow_table()
+    connection.unregister("all_runs")
+    return once.select(runs.column_names).cast(runs.schema)
+
+
 def external_sweeps(home: Path, external: Collection[str]) -> list[pa.Table]:
     """The refusal calibration of each registered external retriever that returns distances: the same
     sweep of cuts as the built-in retrievers' (``refusal_calibration``), computed from its rows."""
@@ -136,9 +158,12 @@ class RejectedEvaluation(Exception):
 def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = None,
                       stamp_check: Callable[[list[dict]], list[str]] | None = None,
                       registered: Collection[str] | None = None,
-                      external: Collection[str] = (), rule: DecisionRule = DecisionRule()) -> Evaluation:
+                      external: Collection[str] = (), rule: DecisionRule = DecisionRule(),
+                      model_free: Collection[str] = ()) -> Evaluation:
     """Append every materialised retrieval partition as a new evaluation run, rebuild the views,
     ``chunk_stats``, the decision (``rule``: at which context budget, adjusted how) and ``comparisons``.
+    The retrievers ``model_free`` names (those that do not use the embedding model) are recorded once per
+    strategy under their own name (``model_free_once``).
 
     ``stamp_check`` gets the distinct stamps of the partitions before anything is written; if it
     names a problem, RejectedEvaluation is raised and the DuckDB file is not touched, so a run of
@@ -154,6 +179,8 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
     if problems:
         raise RejectedEvaluation("nothing was recorded: the materialised retrieval partitions do not come from one "
                                  "consistent build:\n" + "\n".join(problems))
+    with duckdb.connect() as scratch:
+        runs = model_free_once(scratch, runs, model_free)
     stored_file(home, database)  # the object store's copy, when one is configured, is the one appended to
     warnings = leftover_warning(leftovers) + set_aside(database)  # a damaged file is kept aside, and the history taken from the one before
     with replaced_atomically(database, home) as working, duckdb.connect(str(working)) as connection:

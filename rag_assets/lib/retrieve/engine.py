@@ -200,6 +200,12 @@ def uses_model(name: str) -> bool:
     return retriever.embeds or any(uses_model(upstream) for upstream in retriever.inputs)
 
 
+def model_free() -> tuple[str, ...]:
+    """The retrievers whose ranking does not depend on the embedding model (BM25): the same in every model's
+    partition, so recorded once per strategy (registry order)."""
+    return tuple(name for name in RETRIEVERS if not uses_model(name))
+
+
 def gated() -> tuple[str, ...]:
     """The retrievers with a distance ``ask`` may gate on (registry order)."""
     return tuple(name for name, retriever in RETRIEVERS.items() if retriever.gated)

@@ -37,21 +37,24 @@ def distinct(rows: Iterable[Mapping], field: str) -> list:
 
 def stamp_problems(
     rows: list[Mapping], expected_revisions: Mapping[str, str], pipeline_version: str = PIPELINE_VERSION,
-    expected: Mapping[str, object] | None = None,
+    expected: Mapping[str, object] | None = None, model_free: Iterable[str] = (),
 ) -> list[str]:
     """Every way the stamps of ``rows`` disagree with each other, the registry or ``expected``.
 
     ``rows`` are distinct stamps (one per file or partition); ``expected_revisions`` maps each model
     key to the revision of the weights installed now; ``expected`` pins other fields (the current
-    snapshot id, say).
+    snapshot id, say). ``model_free`` names the retrievers recorded under their own name in the model column
+    (they use no weights: nothing to compare with the registry).
     """
-    problems = []
+    problems, model_free = [], set(model_free)
     for field in GLOBAL_FIELDS:
         values = distinct(rows, field)
         if len(values) > 1:
             problems.append(f"{field} differs between files: {', '.join(map(str, values))}")
     for model in distinct(rows, "model"):
         if model == EXTERNAL_MODEL:  # a team's retriever: its revision is its index's version, per retriever
+            continue
+        if model in model_free:  # BM25, recorded once per strategy: no weights
             continue
         own = [row for row in rows if row["model"] == model]
         for field in PER_MODEL_FIELDS:
