@@ -42,6 +42,12 @@ def _env(name: str) -> Any:
     return AliasChoices(name)
 
 
+def comma_separated(value: Any) -> Any:
+    """A setting given as one string of comma-separated parts (an environment variable) as their list; any
+    other value (a list from a project file or a run's config) as it is."""
+    return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+
+
 class _Group(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=PREFIX, extra="forbid", frozen=True, populate_by_name=True)
 
@@ -64,7 +70,7 @@ class Evaluation(_Group):
     @field_validator("retrievers", "phrasings", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
-        return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+        return comma_separated(value)
 
 
 class Decision(_Group):
@@ -86,7 +92,7 @@ class Decision(_Group):
     @field_validator("budgets", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
-        return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+        return comma_separated(value)
 
     @field_validator("budgets", mode="after")
     @classmethod
@@ -205,7 +211,7 @@ class Catalog(_Group):
     @field_validator("owners", mode="before")
     @classmethod
     def _owners(cls, value: Any) -> Any:
-        return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+        return comma_separated(value)
 
     @field_validator("tags", mode="before")
     @classmethod
@@ -270,7 +276,7 @@ class Settings(_Group):
     @field_validator("models", "strategies", mode="before")
     @classmethod
     def _names(cls, value: Any) -> Any:
-        return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+        return comma_separated(value)
 
     @field_validator("home", mode="after")
     @classmethod
