@@ -76,6 +76,11 @@ def verdict(connection: duckdb.DuckDBPyConnection, home: Path) -> str:
     """The few lines a person reads first after an evaluation."""
     decision, ranking = stored_decision(connection), stored_ranking(connection)
     if decision is None or decision["model"] is None:
+        if ranking:
+            return (f"Verdict at {decision['budget']} context tokens: no configuration competes, every evaluated "
+                    f"strategy's documents are larger than the budget ({len(ranking)} configuration"
+                    f"{'s' if len(ranking) != 1 else ''}): evaluate a "
+                    "chunked strategy, or raise decision.budget")
         return "Verdict: no built-in configuration was evaluated, nothing to decide."
     budget, alpha = decision["budget"], decision["alpha"]
     competing = [row for row in ranking if row["rank"] is not None]

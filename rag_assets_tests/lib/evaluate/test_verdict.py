@@ -102,3 +102,20 @@ def test_without_a_built_in_configuration_there_is_nothing_to_decide(tmp_path):
         connection.execute("DELETE FROM retrieval_results")
         write_decision(connection, RULE)
         assert verdict(connection, tmp_path) == "Verdict: no built-in configuration was evaluated, nothing to decide."
+
+
+def test_when_only_pages_larger_than_the_budget_were_evaluated_the_verdict_says_what_to_do(tmp_path):
+    with duckdb.connect() as connection:
+        write_results(connection, table(configuration("m", "document", "dense", [1] * 4, 5000)),
+                      budgets=RULE.all_budgets)
+        write_chunk_stats(
+            connection,
+            pa.Table.from_pylist([{"model": "m", "strategy": "document", "tokens": 1, "header_tokens": 0,
+                                   "truncated": False}]),
+            pa.Table.from_pylist([{"strategy": "document", "chunks": 4, "mean_characters": 1.0, "max_characters": 1,
+                                   "mean_content_tokens": 5000.0, "max_content_tokens": 5000, "needles": 4,
+                                   "answers_destroyed": 0, "destroyed_needles": []}]))
+        write_decision(connection, RULE)
+        assert verdict(connection, tmp_path) == (
+            "Verdict at 1024 context tokens: no configuration competes, every evaluated strategy's documents are "
+            "larger than the budget (1 configuration): evaluate a chunked strategy, or raise decision.budget")
