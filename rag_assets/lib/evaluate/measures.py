@@ -27,6 +27,13 @@ Conventions (ir_measures and TREC names in brackets):
 - Out-of-domain queries have no right answer: they stay in ``retrieval_results`` (to calibrate a
   refusal threshold) and are left out of every measure here.
 
+- The unit of evidence is the needle (``catalog.UNIT``): every figure is the mean over needles of each
+  needle's mean over its phrasings (``by_needle``, then ``aggregated``), and its interval counts needles,
+  not queries; ``needles`` and ``queries`` say how many of each. Grouped by ``phrasing``, a needle has one
+  query there, and the figures are per phrasing.
+- success within a context budget and the context costs read ``context_tokens``, the running total of the
+  returned chunks' content tokens (``lib/retrieve/context.py``).
+
 Tables and views: ``retrieval_results`` keeps every evaluation run's rows (``run_id``), never
 overwritten; ``evaluation_runs`` has one row per run with its time and stamps; ``latest_results``
 is the newest run; ``query_measures`` the per-query measures of the newest run, ``metrics`` their
@@ -55,11 +62,6 @@ def budgets_of(connection: duckdb.DuckDBPyConnection) -> tuple[int, ...]:
     names = [row[0] for row in connection.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_name = 'query_measures'").fetchall()]
     return tuple(sorted(int(found.group(1)) for name in names if (found := re.fullmatch(r"hit_in_(\d+)_tokens", name))))
-
-
-def stored_measures(connection: duckdb.DuckDBPyConnection) -> tuple[catalog.Measure, ...]:
-    """The measures of the stored evaluation: the catalog's, at the budgets it was evaluated at."""
-    return catalog.measures(budgets_of(connection))
 
 
 def _per_query(table: str, budgets: Sequence[int]) -> str:
