@@ -103,6 +103,13 @@ def budget_measure(budget: int) -> Measure:
                    alarm=True, history=True)
 
 
+def budgets_in(names) -> tuple[int, ...]:
+    """The budgets whose success columns are among ``names`` (per query ``hit_in_<B>_tokens``, aggregated
+    ``success_at_<B>_tokens``), sorted."""
+    pattern = re.compile(r"(?:hit_in|success_at)_(\d+)_tokens")
+    return tuple(sorted({int(found.group(1)) for name in names if (found := pattern.fullmatch(name))}))
+
+
 def measures(budgets: tuple[int, ...] = DEFAULT_BUDGETS) -> tuple[Measure, ...]:
     """The measures an evaluation with these context budgets computes: ``MEASURES``, then success at each budget."""
     return (*MEASURES, *(budget_measure(budget) for budget in sorted(set(budgets))))

@@ -42,7 +42,6 @@ means by model, revision, strategy, retriever and phrasing, and ``metrics_histor
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 import duckdb
@@ -61,7 +60,7 @@ def budgets_of(connection: duckdb.DuckDBPyConnection) -> tuple[int, ...]:
     """The context budgets the stored views evaluate (their ``hit_in_<B>_tokens`` columns); () before any run."""
     names = [row[0] for row in connection.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_name = 'query_measures'").fetchall()]
-    return tuple(sorted(int(found.group(1)) for name in names if (found := re.fullmatch(r"hit_in_(\d+)_tokens", name))))
+    return catalog.budgets_in(names)
 
 
 def _per_query(table: str, budgets: Sequence[int]) -> str:

@@ -175,12 +175,11 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
         runs = read_partitions(scratch, home, "retrieval_runs", RESULT_COLUMNS, registered)
         runs = external_rows_beside(scratch, home, runs, external)
         stamps = scratch.sql(f"SELECT DISTINCT {', '.join(STAMP_FIELDS)} FROM runs ORDER BY ALL").to_arrow_table()
-    problems = stamp_check(stamps.to_pylist()) if stamp_check else []
-    if problems:
-        raise RejectedEvaluation("nothing was recorded: the materialised retrieval partitions do not come from one "
-                                 "consistent build:\n" + "\n".join(problems))
-    with duckdb.connect() as scratch:
-        runs = model_free_once(scratch, runs, model_free)
+        problems = stamp_check(stamps.to_pylist()) if stamp_check else []
+        if problems:
+            raise RejectedEvaluation("nothing was recorded: the materialised retrieval partitions do not come from "
+                                     "one consistent build:\n" + "\n".join(problems))
+        runs = model_free_once(scratch, runs, model_free)  # after the check, which sees each model's own rows
     stored_file(home, database)  # the object store's copy, when one is configured, is the one appended to
     warnings = leftover_warning(leftovers) + set_aside(database)  # a damaged file is kept aside, and the history taken from the one before
     with replaced_atomically(database, home) as working, duckdb.connect(str(working)) as connection:

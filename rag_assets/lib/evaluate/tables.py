@@ -18,17 +18,11 @@ def _interval(measure: str, digits: int = 3):
                                                                       row[f"{measure}_high"], digits)
 
 
-def _budgets(table: pa.Table) -> tuple[int, ...]:
-    return tuple(int(name.split("_")[2]) for name in table.column_names
-                 if name.startswith("success_at_") and name.endswith("_tokens") and "_low" not in name
-                 and "_high" not in name)
-
-
 def format_table(table: pa.Table, digits: int = 3) -> str:
     """A comparison (``measures.comparison``): the grouping columns, needles and queries, each shown figure as
     'value [low, high]' (success at each context budget among them) and the context the top 4 cost."""
     keys = [name for name in table.column_names if name in GROUPABLE]
-    measures = [(measure.name, measure.label) for measure in catalog.measures(_budgets(table)) if measure.shown]
+    measures = [(measure.name, measure.label) for measure in catalog.measures(catalog.budgets_in(table.column_names)) if measure.shown]
     columns = [(key, lambda row, key=key: row[key]) for key in keys]
     columns += [("needles", lambda row: row["needles"]), ("queries", lambda row: row["queries"])]
     columns += [(label, _interval(measure, digits)) for measure, label in measures]
@@ -58,7 +52,7 @@ def format_chunk_stats(table: pa.Table) -> str:
 def format_history(table: pa.Table) -> str:
     """``measures.history``: one configuration's recall@20, MRR and success at each budget in every
     evaluation run, with intervals over needles."""
-    budgets = [(m.name, m.label) for m in catalog.measures(_budgets(table)) if m.name.endswith("_tokens")]
+    budgets = [(m.name, m.label) for m in catalog.measures(catalog.budgets_in(table.column_names)) if m.name.endswith("_tokens")]
     return markdown_table([
         ("run", lambda r: r["run_id"]), ("date (UTC)", lambda r: f"{r['created_at']:%Y-%m-%d %H:%M}"),
         ("snapshot", lambda r: r["snapshot_id"]), ("revision", lambda r: r["revision"]),
