@@ -12,9 +12,9 @@ Evaluated by the automation sensor (``rag_assets_automation``) under ``dagster d
   partition, every index, the metrics.
 - Dagster launches one run per partition key, and only parents with the same partitioning run in
   the same run. So each stage is triggered by the parents it follows on the graph's main line
-  (``retrieval_runs`` by its embeddings and the weights, not by the chunks its embeddings are
-  rebuilt from), and waits while a parent is being rebuilt: a run never reads a parent that is
-  about to change. The evaluation set triggers only when its content changed (its data version).
+  (``retrieval_runs`` by its embeddings, the weights and its strategy's ``lexical_runs``, not by the
+  chunks they are rebuilt from), and waits while a parent is being rebuilt: a run never reads a parent
+  that is about to change. The evaluation set triggers only when its content changed (its data version).
 - ``retrieval_metrics`` follows ``retrieval_runs``, ``refusal_calibration`` and ``external_runs`` (every
   upstream change reaches it through them). It never starts while a partition it reads is requested
   (on the same tick) or in a run not yet finished, queued included, and a partition it reads that is
@@ -54,9 +54,12 @@ REBUILD_CORPUS = _rebuild_on(AutomationCondition.any_deps_updated(), "a parent c
 REBUILD_CHUNKS = _rebuild_on(AutomationCondition.any_deps_updated(), "the extracted text changed")
 REBUILD_CHUNK_QUALITY = _rebuild_on(_updated("chunks") | _content_changed("eval_set"),
                                     "its chunks, or the evaluation set's content, changed")
+REBUILD_LEXICAL = REBUILD_CHUNK_QUALITY  # BM25 once per strategy: made from the same two
 REBUILD_EMBEDDINGS = _rebuild_on(AutomationCondition.any_deps_updated(), "its chunks or the weights changed")
-REBUILD_RETRIEVAL = _rebuild_on(_updated("embeddings", "embedding_model") | _content_changed("eval_set"),
-                                "its index or weights, or the evaluation set's content, changed")
+# the evaluation set reaches it through lexical_runs, which follows it and is always materialised (empty when no
+# retriever uses it), so that a partition never fuses the BM25 ranking of the questions before
+REBUILD_RETRIEVAL = _rebuild_on(_updated("embeddings", "embedding_model", "lexical_runs"),
+                                "its index or weights, or its strategy's BM25 rankings, changed")
 # an external retriever's partition: rebuilt when the store it asks was re-indexed (a new observed index
 # version of its ``external_retriever`` partition, every 15 minutes), the evaluation set's content or the
 # corpus text it is judged against changed; never on an embedding model (it uses none of the project's)

@@ -27,6 +27,8 @@ from rag_assets.assets.metrics import (
     retrieval_metrics,
 )
 from rag_assets.assets.retrieval import (
+    lexical_code_version,
+    lexical_runs,
     refusal_calibration,
     retrieval_runs,
     retrieval_stamps_agree,
@@ -46,8 +48,8 @@ from rag_assets.schedules import (
 from rag_assets.settings import current
 
 ASSETS = [
-    corpus_folder, embedding_model, corpus_snapshot, extracted_text, eval_set, chunks, chunk_quality, embeddings,
-    retrieval_runs, refusal_calibration, external_retriever, external_runs, retrieval_metrics,
+    corpus_folder, embedding_model, corpus_snapshot, extracted_text, eval_set, chunks, chunk_quality, lexical_runs,
+    embeddings, retrieval_runs, refusal_calibration, external_retriever, external_runs, retrieval_metrics,
 ]
 
 ASSET_CHECKS = [
@@ -65,12 +67,20 @@ def with_owners_and_tags(assets: list, owners: list[str], tags: dict[str, str]) 
         for asset in assets]
 
 
+def with_parameters_versioned(assets: list, settings: RagSettings) -> list:
+    """The assets with ``lexical_runs``' code version of the BM25 parameters the settings bind: a changed
+    parameter shows its partitions stale, and the runner and the automation rebuild them."""
+    version = lexical_code_version(settings.bm25_config())
+    return [asset.map_asset_specs(lambda spec: spec.replace_attributes(code_version=version))
+            if asset is lexical_runs else asset for asset in assets]
+
+
 def build_definitions(settings: RagSettings | None = None, models: EmbeddingModels | None = None) -> Definitions:
     """The graph bound to a storage folder, corpus and evaluation set (defaults: the settings')."""
     settings = settings or RagSettings()
     configured = current()
     return Definitions(
-        assets=with_owners_and_tags(ASSETS, settings.owners, settings.asset_tags),
+        assets=with_owners_and_tags(with_parameters_versioned(ASSETS, settings), settings.owners, settings.asset_tags),
         asset_checks=ASSET_CHECKS,
         jobs=JOBS,
         schedules=[input_observation, external_observation, nightly_schedule(settings.nightly_cron, settings.nightly_timezone)],

@@ -24,7 +24,8 @@ class Stage:
 STAGES: tuple[Stage, ...] = (
     Stage("evaluation_inputs", ("corpus_snapshot", "extracted_text", "eval_set"), None,
           "Snapshot, extract and check the evaluation set."),
-    Stage("chunking", ("chunks", "chunk_quality"), STRATEGY, "One chunking strategy: its chunks and what it costs."),
+    Stage("chunking", ("chunks", "chunk_quality", "lexical_runs"), STRATEGY,
+          "One chunking strategy: its chunks, what it costs, and every query through BM25 (once, for every model)."),
     Stage("model_partition", ("embeddings", "retrieval_runs", "refusal_calibration"), MODEL,
           "One model x strategy: embeddings, every query through every retriever, and when to refuse."),
     Stage("external_partition", ("external_runs",), EXTERNAL,

@@ -7,7 +7,7 @@ from rag_assets.definitions import defs as load_definitions
 defs = load_definitions()
 
 EXPECTED = {
-    "corpus_folder", "embedding_model", "corpus_snapshot", "extracted_text", "eval_set", "chunks", "chunk_quality", "embeddings", "retrieval_runs",
+    "corpus_folder", "embedding_model", "corpus_snapshot", "extracted_text", "eval_set", "chunks", "chunk_quality", "lexical_runs", "embeddings", "retrieval_runs",
     "refusal_calibration", "retrieval_metrics", "external_retriever", "external_runs",
 }
 
@@ -47,12 +47,17 @@ def test_asset_keys_and_lineage():
     assert parents["embeddings"] == {"chunks", "embedding_model"}
     assert graph.get(AssetKey("embedding_model")).is_observable
     # the observed weights directly too, so Dagster's status reaches retrieval after a weight change
-    assert parents["retrieval_runs"] == {"eval_set", "extracted_text", "chunks", "embeddings", "embedding_model"}
+    # and its strategy's BM25 rankings, computed once for every model (lexical_runs)
+    assert parents["retrieval_runs"] == {"eval_set", "extracted_text", "chunks", "embeddings", "embedding_model",
+                                         "lexical_runs"}
+    assert parents["lexical_runs"] == {"chunks", "eval_set", "extracted_text"}
+    assert graph.get(AssetKey("lexical_runs")).partitions_def == graph.get(AssetKey("chunks")).partitions_def
     assert parents["eval_set"] == {"extracted_text"}
     assert parents["chunk_quality"] == {"chunks", "eval_set", "extracted_text"}
     assert parents["refusal_calibration"] == {"retrieval_runs"}
     # corpus_snapshot: the snapshot the stamps must match, checked before anything is written
-    assert parents["retrieval_metrics"] == {"retrieval_runs", "refusal_calibration", "embeddings", "chunk_quality",
+    assert parents["retrieval_metrics"] == {"retrieval_runs", "lexical_runs", "refusal_calibration", "embeddings",
+                                            "chunk_quality",
                                             "corpus_folder", "embedding_model", "corpus_snapshot", "external_runs"}
     # a team's retriever: asked every query of the same evaluation set, judged on the same canonical text
     assert parents["external_runs"] == {"external_retriever", "eval_set", "extracted_text"}

@@ -104,7 +104,9 @@ def test_whole_graph_with_the_real_models(small_home):
             "relevant_total", "latency_ms", "stage_ms", "model", "revision", "dimension", "normalized",
             "pipeline_version", "extractor_version", "snapshot_id", "strategy"} <= set(runs.column_names)
     assert runs.schema.field("hit_rank").type == "int64" and runs.schema.field("distances").type.value_type == "double"
-    assert runs.num_rows == 32 * 5
+    assert runs.num_rows == 32 * 4  # BM25 once per strategy: in lexical_runs, not in a model partition
+    lexical = pq.read_table(parquet / "lexical_runs/strategy=blind/data.parquet")
+    assert lexical.num_rows == 32 and set(lexical.column("model").to_pylist()) == {"bm25"}
     extracted = pq.read_table(parquet / "extracted_text/data.parquet").to_pylist()
     assert len(extracted) == 30 and all(row["status"] == "ok" for row in extracted)
 

@@ -48,8 +48,8 @@ def external_keys(settings: RagSettings) -> list[str]:
 # nightly run observes them before it evaluates
 @asset(group_name="metrics", pool=DUCKDB_WRITE_POOL, automation_condition=EVALUATE, kinds={"python", "duckdb"},
        code_version=PIPELINE_VERSION,
-       deps=["corpus_folder", "embedding_model", "retrieval_runs", "refusal_calibration", "embeddings", "chunk_quality",
-             "external_runs"])
+       deps=["corpus_folder", "embedding_model", "retrieval_runs", "lexical_runs", "refusal_calibration", "embeddings",
+             "chunk_quality", "external_runs"])
 def retrieval_metrics(
     context: AssetExecutionContext, settings: RagSettings, models: EmbeddingModels, corpus_snapshot: pa.Table
 ) -> MaterializeResult:
@@ -62,7 +62,7 @@ def retrieval_metrics(
     """
     evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id,
                                    stamp_rule(models, corpus_snapshot), models.registered(), external_keys(settings),
-                                   settings.decision_rule(), model_free())
+                                   settings.decision_rule(), settings.retrievers or None)
     for warning in evaluation.warnings:
         context.log.warning(warning)
     report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,

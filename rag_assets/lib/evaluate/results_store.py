@@ -40,7 +40,6 @@ from rag_assets.lib.store.paths import (
     stored_file,
 )
 from rag_assets.lib.store.schemas import RESULT_COLUMNS, STAMP_FIELDS, TOKEN_COLUMNS
-from rag_assets.lib.store.stamps import EXTERNAL_MODEL
 
 
 @dataclass
@@ -113,25 +112,17 @@ def external_rows_beside(connection: duckdb.DuckDBPyConnection, home: Path, runs
     return pa.concat_tables([runs, rows.cast(runs.schema)])
 
 
-def model_free_once(connection: duckdb.DuckDBPyConnection, runs: pa.Table, model_free: Collection[str]) -> pa.Table:
-    """``runs`` with each retriever that does not use the embedding model (BM25: ``engine.uses_model``) once per
-    strategy, under its own name in the model column, instead of once per model: its rows are the same in
-    every model's partition (the same chunks, the same queries), so they are taken from the first model's
-    partition, without the model's stamps (revision, dimension, normalized). External rows are kept as they are."""
-    names = [name for name in model_free if name]
-    if not names or not len(runs):
+def lexical_rows_beside(connection: duckdb.DuckDBPyConnection, home: Path, runs: pa.Table,
+                        recorded: Collection[str] | None = None) -> pa.Table:
+    """``runs`` with the rows of every materialised ``lexical_runs`` partition (BM25, once per strategy, under its
+    own name in the model column); with ``recorded``, only those of the retrievers it names (a partition also
+    ranks a retriever that is not evaluated but that an evaluated one builds on: BM25 for hybrid)."""
+    if not partition_files(home, "lexical_runs"):
         return runs
-    listed = ", ".join(f"'{name}'" for name in names)
-    connection.register("all_runs", runs)
-    once = connection.sql(f"""
-        SELECT * FROM all_runs WHERE retriever NOT IN ({listed}) OR model = '{EXTERNAL_MODEL}'
-        UNION ALL BY NAME
-        SELECT * REPLACE (retriever AS model, NULL AS revision, NULL AS dimension, NULL AS normalized)
-        FROM all_runs WHERE retriever IN ({listed}) AND model <> '{EXTERNAL_MODEL}'
-        QUALIFY row_number() OVER (PARTITION BY strategy, retriever, query_id ORDER BY model) = 1
-    """).to_arrow_table()
-    connection.unregister("all_runs")
-    return once.select(runs.column_names).cast(runs.schema)
+    rows = read_partitions(connection, home, "lexical_runs", RESULT_COLUMNS)
+    if recorded is not None:
+        rows = rows.filter(pc.is_in(rows.column("retriever"), pa.array(list(recorded), pa.string())))
+    return pa.concat_tables([runs, rows.cast(runs.schema)])
 
 
 def external_sweeps(home: Path, external: Collection[str]) -> list[pa.Table]:
@@ -159,11 +150,11 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
                       stamp_check: Callable[[list[dict]], list[str]] | None = None,
                       registered: Collection[str] | None = None,
                       external: Collection[str] = (), rule: DecisionRule = DecisionRule(),
-                      model_free: Collection[str] = ()) -> Evaluation:
+                      recorded: Collection[str] | None = None) -> Evaluation:
     """Append every materialised retrieval partition as a new evaluation run, rebuild the views,
     ``chunk_stats``, the decision (``rule``: at which context budget, adjusted how) and ``comparisons``.
-    The retrievers ``model_free`` names (those that do not use the embedding model) are recorded once per
-    strategy under their own name (``model_free_once``).
+    The retrievers that use no embedding model come from ``lexical_runs``, once per strategy (with
+    ``recorded``, those it names: the evaluated retrievers).
 
     ``stamp_check`` gets the distinct stamps of the partitions before anything is written; if it
     names a problem, RejectedEvaluation is raised and the DuckDB file is not touched, so a run of
@@ -173,13 +164,13 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
     leftovers = leftover_models(home, registered) if registered is not None else {}
     with duckdb.connect() as scratch:
         runs = read_partitions(scratch, home, "retrieval_runs", RESULT_COLUMNS, registered)
+        runs = lexical_rows_beside(scratch, home, runs, recorded)
         runs = external_rows_beside(scratch, home, runs, external)
         stamps = scratch.sql(f"SELECT DISTINCT {', '.join(STAMP_FIELDS)} FROM runs ORDER BY ALL").to_arrow_table()
         problems = stamp_check(stamps.to_pylist()) if stamp_check else []
         if problems:
             raise RejectedEvaluation("nothing was recorded: the materialised retrieval partitions do not come from "
                                      "one consistent build:\n" + "\n".join(problems))
-        runs = model_free_once(scratch, runs, model_free)  # after the check, which sees each model's own rows
     stored_file(home, database)  # the object store's copy, when one is configured, is the one appended to
     warnings = leftover_warning(leftovers) + set_aside(database)  # a damaged file is kept aside, and the history taken from the one before
     with replaced_atomically(database, home) as working, duckdb.connect(str(working)) as connection:

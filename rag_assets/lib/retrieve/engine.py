@@ -18,13 +18,17 @@ elsewhere (the default of the ``evaluation.retrievers`` setting, ``ask``'s, the 
 derived from them. A row's ``latency_ms`` is the
 whole pipeline's time for that query (a second stage includes the first), ``stage_ms`` the
 retriever's own.
+
+A retriever whose ranking does not depend on the model (``model_free``: BM25) is run once per strategy
+(the ``lexical_runs`` asset), and every model's partition is given its rankings (``Given``), to the depth
+a fusion or a reranker reads, with the time they took: it is never run again there.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple, Protocol, Sequence
+from typing import Callable, Mapping, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
@@ -50,7 +54,7 @@ class Index:
     chunk_ids: list[str]
     texts: list[str]
     vectors: np.ndarray
-    embedder: Embedder
+    embedder: Embedder | None  # None for an index only model-free retrievers use (``lexical_index``)
     cross_encoder: cross_encoder.PairScorer | None = None
     bm25_config: bm25.BM25Config = bm25.DEFAULT
     token_cache: TokenVectorCache | None = None
@@ -76,7 +80,14 @@ class Index:
     def query_vector(self, query: str) -> np.ndarray:
         """The query's vector. Embedded by each retriever that asks, so that each one's latency
         includes embedding the query, as a deployed index's would."""
+        if self.embedder is None:
+            raise ValueError("this index has no embedding model: only model-free retrievers run on it")
         return self.embedder.embed_queries([query])
+
+    @property
+    def positions(self) -> dict[str, int]:
+        """{chunk id: its index}."""
+        return {chunk_id: i for i, chunk_id in enumerate(self.chunk_ids)}
 
     @property
     def token_vectors(self) -> late_interaction.TokenVectors:
@@ -98,6 +109,26 @@ class Ranking(NamedTuple):
     indices: list[int]  # chunk indices, best first
     scores: list[float]
     distances: list[float] | None  # lower is closer: dense 1 - cos, late interaction 1 - mean MaxSim
+
+
+def lexical_index(chunk_ids: list[str], texts: list[str], bm25_config: bm25.BM25Config = bm25.DEFAULT) -> Index:
+    """An index of the chunks for the retrievers that use no embedding model (``model_free``)."""
+    return Index(chunk_ids=chunk_ids, texts=texts, vectors=np.zeros((len(chunk_ids), 0), np.float32), embedder=None,
+                 bm25_config=bm25_config)
+
+
+class Given(NamedTuple):
+    """A ranking computed elsewhere (``lexical_runs``), by chunk id, to the depth its users read, and the
+    milliseconds it took there."""
+
+    chunk_ids: list[str]
+    scores: list[float]
+    distances: list[float] | None
+    stage_ms: float
+
+
+class StaleRanking(ValueError):
+    """A given ranking was not computed for the chunks or queries in hand; the message says what to rebuild."""
 
 
 class Retriever(Protocol):
@@ -252,10 +283,25 @@ def _needed(names: Sequence[str]) -> set[str]:
     return needed
 
 
-def run_retrievers(queries: Sequence, index: Index, k: int, names: Sequence[str] | None = None) -> list[dict]:
-    """One row per query and retriever: top-k chunk ids, scores, distances (dense), latencies."""
-    names = available(index, names)
+def needed_by(names: Sequence[str]) -> list[str]:
+    """The retrievers to run for ``names``: they and everything upstream of them (registry order)."""
     needed = _needed(names)
+    return [name for name in RETRIEVERS if name in needed]
+
+
+def run_retrievers(queries: Sequence, index: Index, k: int, names: Sequence[str] | None = None,
+                   given: Mapping[str, Mapping[str, Given]] | None = None, source: str = "the given rankings",
+                   ) -> list[dict]:
+    """One row per query and retriever of ``names``: top-k chunk ids, scores, distances (dense), latencies.
+
+    ``given`` ({retriever: {query id: Given}}) holds rankings computed elsewhere: a retriever there is not run,
+    its ranking (and its time, in the latency of those that build on it) is taken as given. A given ranking
+    that names a chunk the index does not hold, or lacks a query, is ``StaleRanking`` naming ``source``.
+    """
+    given = given or {}
+    names = [name for name in available(index, names) if name not in given]
+    needed = _needed(names)
+    positions = index.positions if given else {}
     rows = []
     for query in queries:
         rankings: dict[str, Ranking] = {}
@@ -264,9 +310,12 @@ def run_retrievers(queries: Sequence, index: Index, k: int, names: Sequence[str]
         for name, retriever in RETRIEVERS.items():  # registry order: inputs before their users
             if name not in needed:
                 continue
-            started = time.perf_counter()
-            rankings[name] = retriever.rank(index, query.text, [rankings[i] for i in retriever.inputs], k)
-            own[name] = (time.perf_counter() - started) * 1000.0
+            if name in given:
+                rankings[name], own[name] = _taken(given[name], query.query_id, name, positions, source)
+            else:
+                started = time.perf_counter()
+                rankings[name] = retriever.rank(index, query.text, [rankings[i] for i in retriever.inputs], k)
+                own[name] = (time.perf_counter() - started) * 1000.0
             elapsed[name] = own[name] + sum(elapsed[i] for i in retriever.inputs)
         for name in names:
             indices, scores, distances = rankings[name]
@@ -280,3 +329,17 @@ def run_retrievers(queries: Sequence, index: Index, k: int, names: Sequence[str]
                 "stage_ms": own[name],
             })
     return rows
+
+
+def _taken(rankings: Mapping[str, Given], query_id: str, name: str, positions: Mapping[str, int], source: str
+           ) -> tuple[Ranking, float]:
+    if query_id not in rankings:
+        raise StaleRanking(f"{source} hold no {name} ranking for query {query_id}: they were computed for another "
+                           f"evaluation set; rebuild them first")
+    ranking = rankings[query_id]
+    unknown_chunks = [chunk_id for chunk_id in ranking.chunk_ids if chunk_id not in positions]
+    if unknown_chunks:
+        raise StaleRanking(f"{source}: the {name} ranking of query {query_id} names chunk {unknown_chunks[0]}, which the "
+                           f"index does not hold: they were computed from other chunks; rebuild them first")
+    return Ranking([positions[c] for c in ranking.chunk_ids], list(ranking.scores),
+                   list(ranking.distances) if ranking.distances is not None else None), ranking.stage_ms

@@ -84,6 +84,15 @@ RETRIEVAL_RUNS = pa.schema([
     ("content_tokens", pa.list_(pa.int64())), ("context_tokens", pa.list_(pa.int64())), *STAMP,
 ])
 
+# the rows of the retrievers that use no embedding model (BM25), once per strategy: the retrieval rows'
+# columns (``model`` is the retriever's name), each ranking to the depth a fusion or a reranker of every model
+# partition reads (``ranked_*``), and what the rankings were computed from (the chunks' data version, the
+# retriever's parameters as JSON), so that a partition never fuses a ranking of other chunks or settings
+LEXICAL_RUNS = pa.schema([
+    *RETRIEVAL_RUNS, ("ranked_chunk_ids", pa.list_(pa.string())), ("ranked_scores", pa.list_(pa.float64())),
+    ("ranked_distances", pa.list_(pa.float64())), ("chunks_version", pa.string()), ("parameters", pa.string()),
+])
+
 # an external retriever's rows: the retrieval rows' columns, with each query's error and how exactly each
 # returned passage was located in the corpus (1.0 exact, below it approximate, 0.0 not located)
 EXTERNAL_RUNS = pa.schema([*RETRIEVAL_RUNS, ("error", pa.string()), ("located_ratios", pa.list_(pa.float64()))])
@@ -114,6 +123,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "chunk_quality": CHUNK_QUALITY,
     "embeddings": embeddings_schema(0),  # the vector's size is the model's: checked apart
     "retrieval_runs": RETRIEVAL_RUNS,
+    "lexical_runs": LEXICAL_RUNS,
     "external_runs": EXTERNAL_RUNS,
     "refusal_calibration": THRESHOLD_SWEEP,
 }

@@ -12,9 +12,10 @@ from typing import Iterable, Mapping
 
 from rag_assets.lib.store.schemas import STAMP_FIELDS
 
-PIPELINE_VERSION = "3"  # bump when chunking, embedding, retrieval or judging logic changes what rows mean
+PIPELINE_VERSION = "4"  # bump when chunking, embedding, retrieval or judging logic changes what rows mean
 # 2: a needle is held only by a chunk's own content (an overlap tail counted in 1)
 # 3: retrieval rows carry the context tokens of what they return; chunk_quality their sizes in tokens
+# 4: BM25's rows once per strategy (lexical_runs, model 'bm25'); retrieval_runs only the model's retrievers
 # fields that must agree across every partition of one evaluation (per model: revision, dimension)
 GLOBAL_FIELDS = ("pipeline_version", "extractor_version", "snapshot_id")
 PER_MODEL_FIELDS = ("revision", "dimension", "normalized")

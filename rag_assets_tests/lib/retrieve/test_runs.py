@@ -1,19 +1,33 @@
 """One model x strategy partition of retrieval rows: every query against the index, judged by span,
-stamped with the index's build; an index built from other weights or chunks is refused."""
+stamped with the index's build; an index built from other weights or chunks is refused. BM25 once per
+strategy: its rows are the ones each model partition had, and each partition's hybrid fuses its ranking."""
 
 import json
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from rag_assets.lib.embed.partition import write_embeddings
 from rag_assets.lib.evalsets.loading import load_eval_set
+from rag_assets.lib.evaluate.results_store import lexical_rows_beside
 from rag_assets.lib.ingest.chunking import STRATEGIES, chunk_rows
 from rag_assets.lib.ingest.corpus import scan_corpus
 from rag_assets.lib.ingest.documents import extract_entry
-from rag_assets.lib.retrieve.runs import IndexMismatch, retrieve_and_judge
-from rag_assets.lib.store.schemas import CHUNKS, EVAL_SET, EXTRACTED_TEXT, STAMP_FIELDS, table_from_rows
+from rag_assets.lib.retrieve import bm25
+from rag_assets.lib.retrieve.bm25 import BM25Config
+from rag_assets.lib.retrieve.engine import StaleRanking, model_free
+from rag_assets.lib.retrieve.runs import IndexMismatch, given_rankings, retrieve_and_judge, retrieve_and_judge_lexical
+from rag_assets.lib.store.schemas import (
+    CHUNKS,
+    EVAL_SET,
+    EXTRACTED_TEXT,
+    RESULT_COLUMNS,
+    STAMP_FIELDS,
+    table_from_rows,
+)
+from rag_assets.lib.store.stamps import stamp_problems
 from rag_assets_tests.fakes import HashingEmbedder
 
 KETTLE = ("# Kettles\n\n## Descaling\n\nFill the kettle with equal parts vinegar and water. "
@@ -103,3 +117,110 @@ def test_rows_are_kept_for_every_retriever_even_without_any_hit(partition):
     table, figures = _run(partition | {"eval_set": nothing}, retrievers=["bm25"])
     assert table.num_rows == 3 and all(r["chunk_ids"] == [] for r in table.to_pylist())
     assert figures["hits_in_top_3"]["bm25"]["hits"] == 0  # a miss is a row, never dropped
+
+
+# BM25 once per strategy: run by lexical_runs, given to every model partition's hybrid fusion and rerankers
+
+def _lexical(partition, retrievers=("dense", "bm25", "hybrid", "late_interaction"), **options):
+    return retrieve_and_judge_lexical(partition["eval_set"], partition["extracted_text"], partition["chunks"],
+                                      list(retrievers), 3, "boundaries", "chunks-v1", **options)
+
+
+def _given(partition, lexical, **options):
+    return given_rankings(lexical, partition["eval_set"], options.pop("chunks_version", "chunks-v1"),
+                          options.pop("bm25_config", BM25Config()), "lexical_runs boundaries")
+
+
+@pytest.fixture
+def bm25_builds(monkeypatch):
+    """How many BM25 indexes were built."""
+    built = []
+    original = bm25.BM25.__init__
+
+    def counted(self, *args, **kwargs):
+        built.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(bm25.BM25, "__init__", counted)
+    return built
+
+
+def test_bm25_runs_once_per_strategy_and_each_model_partition_fuses_its_ranking(partition, bm25_builds):
+    retrievers = ["dense", "bm25", "hybrid", "late_interaction"]
+    in_place, _ = _run(partition, retrievers=retrievers)  # every retriever run in the model partition, as before
+    assert len(bm25_builds) == 1
+    lexical, figures = _lexical(partition)
+    assert len(bm25_builds) == 2 and figures["index_seconds"] >= 0 and figures["retrievers"] == ["bm25"]
+    given, _ = _run(partition, retrievers=retrievers, given=_given(partition, lexical), source="lexical_runs boundaries")
+    assert len(bm25_builds) == 2  # the model partition built no BM25 index of its own
+
+    lexical_rows = lexical.to_pylist()
+    assert {(r["retriever"], r["model"], r["revision"], r["dimension"]) for r in lexical_rows} == {
+        ("bm25", "bm25", None, None)}
+    assert {r["query_id"] for r in lexical_rows} == {"n1:doc", "n1:ticket", "o1"}
+    assert {r["retriever"] for r in given.to_pylist()} == {"dense", "hybrid", "late_interaction"}
+    judged = ["chunk_ids", "scores", "distances", "hit_rank", "relevant_ranks", "content_tokens", "context_tokens"]
+    by_place = {(r["query_id"], r["retriever"]): r for r in in_place.to_pylist()}
+    for row in lexical_rows:  # BM25's rows once are the rows each model partition had
+        assert {c: row[c] for c in judged} == {c: by_place[(row["query_id"], "bm25")][c] for c in judged}
+        assert len(row["chunk_ids"]) <= 3 and row["ranked_chunk_ids"][:len(row["chunk_ids"])] == row["chunk_ids"]
+    for row in given.to_pylist():  # and what builds on BM25 is unchanged
+        assert {c: row[c] for c in judged} == {c: by_place[(row["query_id"], row["retriever"])][c] for c in judged}
+    lexical_ms = {r["query_id"]: r["stage_ms"] for r in lexical_rows}
+    dense_ms = {r["query_id"]: r["latency_ms"] for r in given.to_pylist() if r["retriever"] == "dense"}
+    for row in given.to_pylist():
+        if row["retriever"] == "hybrid":  # the pipeline's time still counts BM25's, as measured where it ran
+            assert row["latency_ms"] == pytest.approx(row["stage_ms"] + dense_ms[row["query_id"]]
+                                                      + lexical_ms[row["query_id"]])
+
+
+def test_bm25_is_ranked_for_hybrid_when_it_is_not_evaluated_and_not_at_all_when_nothing_uses_it(partition, bm25_builds):
+    lexical, figures = _lexical(partition, retrievers=["dense", "hybrid"])
+    assert figures["retrievers"] == ["bm25"] and len(lexical) == 3
+    nothing, figures = _lexical(partition, retrievers=["dense", "ann"])
+    assert len(nothing) == 0 and figures["retrievers"] == [] and len(bm25_builds) == 1  # the first call's
+    table, _ = _run(partition, retrievers=["dense", "ann"], given=_given(partition, nothing))
+    assert {r["retriever"] for r in table.to_pylist()} == {"dense", "ann"}
+
+
+def test_evaluated_retrievers_decide_which_lexical_rows_are_recorded(partition, tmp_path):
+    lexical, _ = _lexical(partition, retrievers=["dense", "hybrid"])
+    folder = tmp_path / "home" / "parquet" / "lexical_runs" / "strategy=boundaries"
+    folder.mkdir(parents=True)
+    pq.write_table(lexical, folder / "data.parquet")
+    runs, _ = _run(partition, retrievers=["dense", "hybrid"], given=_given(partition, lexical))
+    runs = runs.select(RESULT_COLUMNS)
+    with duckdb.connect() as connection:
+        every = lexical_rows_beside(connection, tmp_path / "home", runs)
+        evaluated = lexical_rows_beside(connection, tmp_path / "home", runs, ["dense", "hybrid"])
+    assert len(every) == len(runs) + 3 and {r["model"] for r in every.to_pylist()} >= {"bm25"}
+    assert evaluated.equals(runs)
+
+
+def test_a_ranking_of_other_questions_chunks_or_parameters_is_refused_with_what_to_rebuild(partition):
+    lexical, _ = _lexical(partition)
+    other_hash = lexical.set_column(lexical.schema.get_field_index("eval_hash"), "eval_hash",
+                                    pa.array(["older"] * len(lexical)))
+    for table, options, reason in (
+            (other_hash, {}, "another evaluation set"),
+            (lexical, {"chunks_version": "chunks-v2"}, "other chunks"),
+            (lexical, {"bm25_config": BM25Config(k1=0.9)}, "other BM25 parameters")):
+        with pytest.raises(StaleRanking, match=f"lexical_runs boundaries were computed for {reason}.*rebuild them"):
+            _given(partition, table, **options)
+    given = _given(partition, lexical)
+    given["bm25"]["n1:doc"] = given["bm25"]["n1:doc"]._replace(chunk_ids=["kettle.md#gone"])
+    with pytest.raises(StaleRanking, match="names chunk kettle.md#gone, which the index does not hold"):
+        _run(partition, retrievers=["hybrid"], given=given, source="lexical_runs boundaries")
+    del given["bm25"]["n1:doc"]
+    with pytest.raises(StaleRanking, match="hold no bm25 ranking for query n1:doc"):
+        _run(partition, retrievers=["hybrid"], given=given, source="lexical_runs boundaries")
+
+
+def test_the_stamp_check_does_not_ask_the_registry_for_bm25s_weights():
+    assert model_free() == ("bm25",)
+    stamps = [{"model": "bm25", "revision": None, "dimension": None, "normalized": None, "strategy": "blind",
+               "pipeline_version": "3", "extractor_version": "x", "snapshot_id": "s"},
+              {"model": "m1", "revision": "r1", "dimension": 8, "normalized": True, "strategy": "blind",
+               "pipeline_version": "3", "extractor_version": "x", "snapshot_id": "s"}]
+    assert stamp_problems(stamps, {"m1": "r1"}, "3", model_free=("bm25",)) == []
+    assert stamp_problems(stamps, {"m1": "r1"}, "3") == ["bm25: not in the model registry"]
