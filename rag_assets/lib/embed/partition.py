@@ -12,10 +12,16 @@ What a partition's texts cost with this model, for the strategies' comparison:
   special tokens the encoder adds; ``header_tokens`` are those of the header alone.
 - A chunk is truncated when its tokens plus the encoder's special tokens exceed the model's window
   (256 word-pieces for all-MiniLM-L6-v2): the encoder silently drops the rest.
+- What embedding the index costs in time: the model's rate in tokens a second, measured when a
+  partition embeds every one of its texts (none from the cache) and kept beside the model revision's
+  cache, so that a partition built from the cache still carries the rate its texts were embedded at.
+  The rate rides in the partition file's metadata (``embedding_rate``); the evaluation turns a
+  strategy's tokens into seconds with it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -42,6 +48,8 @@ from rag_assets.lib.store.stamps import PIPELINE_VERSION
 
 BATCH = 64
 ROW_GROUP = 65_536  # rows per row group of an embeddings file: what a streaming reader decodes at once
+RATE_KEY = b"rag_assets.embedding_rate"  # the partition file's metadata key of the model's measured rate
+RATE_FILE = "embedding_rate.json"  # beside the cache of one model revision
 
 
 def cache_folder(home: Path, embedder: Embedder) -> Path:
@@ -133,6 +141,12 @@ def write_embeddings(
             "truncated": pa.array([truncated(n, embedder.special_tokens, embedder.window) for n in tokens], pa.bool_()),
             **{name: pa.array([value] * len(texts), schema.field(name).type) for name, value in stamp.items()},
         })
+        embedded_on = f"{cluster.engine} cluster ({cluster.workers} workers)" if cluster else "this process"
+        distinct = dict(zip(texts, tokens))  # a text repeated in the partition is embedded once
+        rate = measured_rate(cache_folder(home, embedder), sum(distinct.values()), seconds,
+                             len(distinct) - embedded, embedded_on)
+        if rate:
+            schema = schema.with_metadata({RATE_KEY: json.dumps(rate).encode()})
         with full_disk_named(destination), pq.ParquetWriter(destination, schema) as writer:
             for start in range(0, max(len(texts), 1), ROW_GROUP):
                 block = np.ascontiguousarray(vectors[start:start + ROW_GROUP])  # one row group in memory
@@ -148,8 +162,36 @@ def write_embeddings(
         **{k: v for k, v in stats.items() if k != "window"}, "window": embedder.window or "none",
         "header_token_share": round(stats["header_token_share"], 4), "stamp": stamp,
         "runtime": getattr(embedder, "runtime", "native"),
-        "embedded_on": f"{cluster.engine} cluster ({cluster.workers} workers)" if cluster else "this process",
+        "embedded_on": embedded_on,
+        "embedding_tokens_per_second": rate["tokens_per_second"] if rate else "not measured",
     }
+
+
+def measured_rate(folder: Path, tokens: int, seconds: float, reused: int, embedded_on: str) -> dict | None:
+    """The model revision's embedding rate: this partition's (``tokens`` of its distinct texts embedded in
+    ``seconds``) when it embedded every text (``reused``, from the cache, is 0) and
+    covered at least as many tokens as the rate kept in ``folder``, which it then replaces; else the kept
+    one; None when no partition of this revision ever embedded all its texts here."""
+    record = Path(folder) / RATE_FILE
+    kept = None
+    try:
+        kept = json.loads(record.read_text())
+    except (OSError, ValueError):
+        pass
+    if reused == 0 and tokens > 0 and seconds > 0 and (kept is None or tokens >= kept.get("tokens", 0)):
+        kept = {"tokens_per_second": round(tokens / seconds, 1), "tokens": tokens, "seconds": round(seconds, 3),
+                "embedded_on": embedded_on}
+        record.parent.mkdir(parents=True, exist_ok=True)
+        scratch = record.with_name(f".{RATE_FILE}.{os.getpid()}")
+        scratch.write_text(json.dumps(kept))
+        scratch.replace(record)
+    return kept
+
+
+def embedding_rate(path: Path) -> dict | None:
+    """The rate an embeddings partition file carries (``measured_rate``), or None."""
+    metadata = pq.read_schema(path).metadata or {}
+    return json.loads(metadata[RATE_KEY]) if RATE_KEY in metadata else None
 
 
 def embed_chunks(

@@ -45,6 +45,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import duckdb
+import pyarrow as pa
 
 from rag_assets.lib.evaluate import catalog
 from rag_assets.lib.evaluate.intervals import sql_macros
@@ -174,20 +175,27 @@ GROUP BY ALL ORDER BY a.model, a.strategy
 """
 
 
-def write_chunk_stats(connection: duckdb.DuckDBPyConnection, chunk_tokens, chunk_quality) -> None:
+def write_chunk_stats(connection: duckdb.DuckDBPyConnection, chunk_tokens, chunk_quality, rates=None) -> None:
     """Replace ``chunk_stats``: one row per model and strategy with what the strategy costs.
 
     ``chunk_tokens`` has one row per embedded chunk (model, strategy, tokens, header_tokens,
-    truncated); ``chunk_quality`` one row per strategy (sizes, answers destroyed).
+    truncated); ``chunk_quality`` one row per strategy (sizes, answers destroyed); ``rates`` one row per
+    model (model, tokens_per_second: its measured embedding rate), which turns the tokens embedded into
+    the seconds embedding the index takes (NULL for a model without a measured rate).
     """
+    rates = rates if rates is not None else pa.table({"model": pa.array([], pa.string()),
+                                                      "tokens_per_second": pa.array([], pa.float64())})
     connection.register("incoming_tokens", chunk_tokens)
     connection.register("incoming_quality", chunk_quality)
+    connection.register("incoming_rates", rates)
     connection.execute(
         """
         CREATE OR REPLACE TABLE chunk_stats AS
         SELECT t.model, t.strategy, q.chunks, q.mean_characters, q.max_characters, q.mean_content_tokens,
                q.max_content_tokens,
                t.tokens_embedded, t.header_tokens, t.header_tokens / t.tokens_embedded AS header_token_share,
+               r.tokens_per_second AS embedding_tokens_per_second,
+               t.tokens_embedded / r.tokens_per_second AS embedding_seconds,
                t.truncated_chunks, q.needles, q.answers_destroyed, q.destroyed_needles
         FROM (
             SELECT model, strategy, sum(tokens)::BIGINT AS tokens_embedded,
@@ -196,11 +204,12 @@ def write_chunk_stats(connection: duckdb.DuckDBPyConnection, chunk_tokens, chunk
             FROM incoming_tokens GROUP BY model, strategy
         ) AS t
         JOIN incoming_quality AS q USING (strategy)
+        LEFT JOIN incoming_rates AS r USING (model)
         ORDER BY t.model, t.strategy
         """
     )
-    connection.unregister("incoming_tokens")
-    connection.unregister("incoming_quality")
+    for name in ("incoming_tokens", "incoming_quality", "incoming_rates"):
+        connection.unregister(name)
 
 
 def comparison(connection: duckdb.DuckDBPyConnection, by: Sequence[str] = ("model", "strategy", "retriever")):

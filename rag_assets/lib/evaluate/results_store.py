@@ -17,7 +17,9 @@ from typing import Callable, Collection, Iterator
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
+from rag_assets.lib.embed.partition import embedding_rate
 from rag_assets.lib.evaluate.comparisons import write_comparisons
 from rag_assets.lib.evaluate.decision import DecisionRule, write_decision
 from rag_assets.lib.evaluate.measures import (
@@ -79,6 +81,19 @@ def read_partitions(connection: duckdb.DuckDBPyConnection, home: Path, asset: st
     for file in files:  # a damaged file is named, with the command that rebuilds it, before DuckDB reads any
         check_readable(file, asset, dimensions_of_path(home, asset, file))
     return connection.read_parquet([str(f) for f in files], union_by_name=True).select(*columns).to_arrow_table()
+
+
+def embedding_rates(home: Path, registered: Collection[str] | None = None) -> pa.Table:
+    """(model, tokens_per_second): each model's embedding rate as its partitions carry it
+    (``partition.measured_rate``), the one measured over the most tokens; a model none carries is absent."""
+    best: dict[str, dict] = {}
+    for file in registered_files(home, "embeddings", registered):
+        rate = embedding_rate(file)
+        column = pq.read_table(file, columns=["model"]).column(0) if rate else None
+        if column is not None and len(column) and rate["tokens"] >= best.get(column[0].as_py(), {}).get("tokens", 0):
+            best[column[0].as_py()] = rate
+    return pa.table({"model": pa.array(list(best), pa.string()),
+                     "tokens_per_second": pa.array([rate["tokens_per_second"] for rate in best.values()], pa.float64())})
 
 
 def leftover_models(home: Path, registered: Collection[str]) -> dict[str, list[Path]]:
@@ -179,7 +194,7 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
                                                   "eval_version": first.get("eval_version"),
                                                   "eval_hash": first.get("eval_hash")}, rule.all_budgets)
         write_chunk_stats(connection, read_partitions(connection, home, "embeddings", TOKEN_COLUMNS, registered),
-                          read_partitions(connection, home, "chunk_quality", ["*"]))
+                          read_partitions(connection, home, "chunk_quality", ["*"]), embedding_rates(home, registered))
         sweeps = [read_partitions(connection, home, "refusal_calibration", ["*"], registered)] \
             if registered_files(home, "refusal_calibration", registered) else []
         sweeps += external_sweeps(home, external)

@@ -36,6 +36,13 @@ def _destroyed(row: dict) -> str:
     return text + (f" ({', '.join(row['destroyed_needles'])})" if row["destroyed_needles"] else "")
 
 
+def _embedding_time(row: dict) -> str:
+    """The seconds embedding the strategy's chunks takes at the model's measured rate."""
+    if row.get("embedding_seconds") is None:
+        return "not measured"
+    return f"{row['embedding_seconds']:.1f} s at {row['embedding_tokens_per_second']:,.0f} tokens/s"
+
+
 def format_chunk_stats(table: pa.Table) -> str:
     """``chunk_stats``: what each strategy costs per model."""
     return markdown_table([
@@ -45,6 +52,7 @@ def format_chunk_stats(table: pa.Table) -> str:
         ("max context tokens", lambda r: r["max_content_tokens"]),
         ("tokens embedded", lambda r: r["tokens_embedded"]), ("header tokens", lambda r: r["header_tokens"]),
         ("header share", lambda r: f"{100 * r['header_token_share']:.1f} %"),
+        ("embedding time", _embedding_time),
         ("truncated", lambda r: r["truncated_chunks"]), ("answers destroyed", _destroyed),
     ], table.to_pylist())
 

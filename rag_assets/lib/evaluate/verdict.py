@@ -35,9 +35,15 @@ def _test(row: dict) -> str:
 def _costs(connection: duckdb.DuckDBPyConnection, pick: dict, budget: int) -> str:
     embedded = ""
     if table_exists(connection, "chunk_stats"):
-        found = connection.execute("SELECT tokens_embedded FROM chunk_stats WHERE model = ? AND strategy = ?",
-                                   [pick["model"], pick["strategy"]]).fetchall()
-        embedded = f", {found[0][0]:,} tokens embedded for the index" if found else ""
+        cursor = connection.execute("SELECT * FROM chunk_stats WHERE model = ? AND strategy = ?",
+                                    [pick["model"], pick["strategy"]])
+        found = cursor.fetchone()
+        if found:
+            row = dict(zip([column[0] for column in cursor.description], found))
+            seconds = row.get("embedding_seconds")
+            embedded = f", {row['tokens_embedded']:,} tokens embedded for the index" + (
+                f" ({seconds:.1f} s at {row['embedding_tokens_per_second']:,.0f} tokens/s, measured here)"
+                if seconds is not None else " (embedding rate not measured)")
     return (f"costs {pick['context_tokens']:.0f} context tokens a question (of {budget}){embedded}, "
             f"{pick['median_latency_ms']:.1f} ms median per query")
 

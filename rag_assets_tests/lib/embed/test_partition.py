@@ -1,6 +1,7 @@
 """A partition streams to Parquet: vectors go to a memory-mapped scratch file as they come, and the
 file is written a row group at a time, so the driver never holds the partition's vectors."""
 
+import json
 import tracemalloc
 
 import numpy as np
@@ -104,3 +105,56 @@ def test_new_weights_embed_every_text_again_and_the_old_revision_keeps_its_vecto
     again, figures = embed_chunks(chunks, Reweighted("r1"), "blind", tmp_path)
     assert figures["texts_embedded"] == 0
     np.testing.assert_array_equal(vectors_of(again, DIMENSION), expected["r1"])
+
+
+class Clocked(HashingEmbedder):
+    """The fake model on a fake clock: embedding a text takes one second of it."""
+
+    def __init__(self, clock: list[float]) -> None:
+        super().__init__(dimension=DIMENSION)
+        self.clock = clock
+
+    def embed(self, texts):
+        self.clock[0] += len(texts)
+        return super().embed(texts)
+
+
+def test_a_partition_carries_its_models_embedding_rate_measured_when_it_embedded_every_text(tmp_path, monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(embedding_rows.time, "perf_counter", lambda: clock[0])
+    embedder = Clocked(clock)
+    chunks = _chunks(40)  # every text is 8 words: 8 tokens a second
+    doubled = pa.concat_tables([chunks, chunks])  # a repeated text is embedded once: still 8 tokens a second
+    table, figures = embed_chunks(doubled, embedder, "blind", tmp_path)
+    rate = {"tokens_per_second": 8.0, "tokens": 320, "seconds": 40.0, "embedded_on": "this process"}
+    assert json.loads(table.schema.metadata[embedding_rows.RATE_KEY]) == rate
+    assert figures["embedding_tokens_per_second"] == 8.0
+    # built from the cache, a partition carries the rate its texts were embedded at
+    table, figures = embed_chunks(chunks.slice(0, 10), embedder, "other", tmp_path)
+    assert figures["texts_embedded"] == 0 and json.loads(table.schema.metadata[embedding_rows.RATE_KEY]) == rate
+    # a partition that reused part of its texts measures nothing; a larger full measurement replaces the rate
+    table, _ = embed_chunks(_chunks(60), Clocked(clock), "mixed", tmp_path)
+    assert json.loads(table.schema.metadata[embedding_rows.RATE_KEY]) == rate
+    larger = pa.table({name: [f"{value} more words here" if name == "text" else value
+                              for value in _chunks(50).column(name).to_pylist()] for name in chunks.column_names})
+    table, _ = embed_chunks(larger, Clocked(clock), "larger", tmp_path)
+    assert json.loads(table.schema.metadata[embedding_rows.RATE_KEY])["tokens"] == 50 * 11
+    # another revision has measured nothing: its partitions carry no rate until one embeds all its texts
+    assert embedding_rows.measured_rate(tmp_path / "nowhere", 100, 1.0, 5, "this process") is None
+
+
+def test_the_evaluation_reads_each_models_best_measured_rate(tmp_path):
+    from rag_assets.lib.evaluate.results_store import embedding_rates
+
+    home = tmp_path / "home"
+    for model, strategy, rate in (("m1", "a", {"tokens_per_second": 10.0, "tokens": 100}),
+                                  ("m1", "b", {"tokens_per_second": 20.0, "tokens": 300}),
+                                  ("m2", "a", None)):
+        folder = home / "parquet" / "embeddings" / f"model={model}" / f"strategy={strategy}"
+        folder.mkdir(parents=True)
+        table = pa.table({"chunk_id": ["c"], "model": [model]})
+        if rate:
+            table = table.replace_schema_metadata({embedding_rows.RATE_KEY: json.dumps(rate)})
+        pq.write_table(table, folder / "data.parquet")
+    assert embedding_rates(home).to_pylist() == [{"model": "m1", "tokens_per_second": 20.0}]
+    assert embedding_rates(home, registered=["m2"]).num_rows == 0

@@ -32,6 +32,7 @@ def test_chunk_stats_table_per_model_and_strategy():
         {"model": "m", "strategy": "e", "tokens": 8, "header_tokens": 2, "truncated": False},
         {"model": "m", "strategy": "e", "tokens": 12, "header_tokens": 3, "truncated": True},
         {"model": "m", "strategy": "a", "tokens": 10, "header_tokens": 0, "truncated": False},
+        {"model": "unmeasured", "strategy": "a", "tokens": 10, "header_tokens": 0, "truncated": False},
     ])
     quality = pa.Table.from_pylist([
         {"strategy": "a", "chunks": 1, "mean_characters": 40.0, "max_characters": 40, "mean_content_tokens": 9.0,
@@ -42,13 +43,17 @@ def test_chunk_stats_table_per_model_and_strategy():
          "answers_destroyed": 0, "destroyed_needles": []},
     ])
     connection = duckdb.connect()
-    write_chunk_stats(connection, tokens, quality)
+    rates = pa.table({"model": ["m"], "tokens_per_second": [4.0]})
+    write_chunk_stats(connection, tokens, quality, rates)
     rows = connection.sql("SELECT * FROM chunk_stats").to_arrow_table()
-    by_strategy = {row["strategy"]: row for row in rows.to_pylist()}
+    by_strategy = {row["strategy"]: row for row in rows.to_pylist() if row["model"] == "m"}
     # e: 20 tokens of which 5 header (25 %), one chunk truncated
     assert (by_strategy["e"]["tokens_embedded"], by_strategy["e"]["header_tokens"]) == (20, 5)
     assert by_strategy["e"]["header_token_share"] == 0.25 and by_strategy["e"]["truncated_chunks"] == 1
     assert by_strategy["a"]["destroyed_needles"] == ["n1"]
     table = format_chunk_stats(rows)
-    assert "| m | a | 1 | 40 | 40 | 9 | 9 | 10 | 0 | 0.0 % | 0 | 1 of 2 (n1) |" in table
-    assert "| m | e | 2 | 30 | 35 | 8 | 8 | 20 | 5 | 25.0 % | 1 | 0 of 2 |" in table
+    # embedding time: the tokens embedded at the model's measured rate (20 tokens at 4 a second: 5 s)
+    assert by_strategy["e"]["embedding_seconds"] == 5.0 and by_strategy["a"]["embedding_seconds"] == 2.5
+    assert "| m | a | 1 | 40 | 40 | 9 | 9 | 10 | 0 | 0.0 % | 2.5 s at 4 tokens/s | 0 | 1 of 2 (n1) |" in table
+    assert "| m | e | 2 | 30 | 35 | 8 | 8 | 20 | 5 | 25.0 % | 5.0 s at 4 tokens/s | 1 | 0 of 2 |" in table
+    assert "| unmeasured | a | 1 | 40 | 40 | 9 | 9 | 10 | 0 | 0.0 % | not measured | 0 | 1 of 2 (n1) |" in table

@@ -100,9 +100,10 @@ def test_the_strategies_costs_per_model_and_strategy():
     write_chunk_stats(connection, tokens, quality)
     [row] = connection.sql("SELECT * FROM chunk_stats").to_arrow_table().to_pylist()
     assert row == {"model": "m", "strategy": "s", "chunks": 2, "mean_characters": 410.5, "max_characters": 512,
-                   "mean_content_tokens": 95.5, "max_content_tokens": 120, "tokens_embedded": 400, "header_tokens": 40, "header_token_share": 0.1, "truncated_chunks": 1,
+                   "mean_content_tokens": 95.5, "max_content_tokens": 120, "tokens_embedded": 400, "header_tokens": 40, "header_token_share": 0.1,
+                   "embedding_tokens_per_second": None, "embedding_seconds": None, "truncated_chunks": 1,
                    "needles": 3, "answers_destroyed": 1, "destroyed_needles": ["n3"]}
-    for name in ("incoming_tokens", "incoming_quality"):
+    for name in ("incoming_tokens", "incoming_quality", "incoming_rates"):
         with pytest.raises(duckdb.CatalogException):
             connection.sql(f"SELECT * FROM {name}")
 

@@ -15,7 +15,8 @@ from rag_assets_tests.lib.evaluate.needle_rows import configuration, table
 COSTS = pa.Table.from_pylist([{
     "model": "all-MiniLM-L6-v2", "strategy": "boundaries_header", "chunks": 12, "mean_characters": 410.4,
     "max_characters": 512, "mean_content_tokens": 98.2, "max_content_tokens": 130, "tokens_embedded": 1200,
-    "header_tokens": 96, "header_token_share": 0.08, "truncated_chunks": 1, "needles": 3, "answers_destroyed": 1,
+    "header_tokens": 96, "header_token_share": 0.08, "embedding_tokens_per_second": 800.0,
+    "embedding_seconds": 1.5, "truncated_chunks": 1, "needles": 3, "answers_destroyed": 1,
     "destroyed_needles": ["n3"]}])
 RULE = DecisionRule(budget=1024, budgets=(256, 1024))
 
@@ -45,7 +46,7 @@ def test_the_report_holds_the_verdict_first_every_section_and_the_three_plots(tm
     assert "```\nVerdict at 1024 context tokens: ship it\n```" in text
     assert REFUSAL_SECTION not in text  # nothing calibrated
     assert "No cross encoder is configured" in text
-    assert "| all-MiniLM-L6-v2 | boundaries_header | 12 | 410 | 512 | 98 | 130 | 1200 | 96 | 8.0 % | 1 | 1 of 3 (n3) |" \
+    assert "| all-MiniLM-L6-v2 | boundaries_header | 12 | 410 | 512 | 98 | 130 | 1200 | 96 | 8.0 % | 1.5 s at 800 tokens/s | 1 | 1 of 3 (n3) |" \
         in text
     assert "S@1024t" in text.split("## Comparison")[1].splitlines()[2]  # a column of the comparison table
     for image in ("success_at_budget.png", "success_at_k.png", "retrievers.png"):
