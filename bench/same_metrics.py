@@ -41,7 +41,9 @@ def _renamed(row: dict) -> dict:
 
 def _same(a, b) -> bool:
     if isinstance(a, float) and isinstance(b, float):
-        return math.isclose(a, b, rel_tol=0, abs_tol=1e-12) or (math.isnan(a) and math.isnan(b))
+        # 1e-12 absolute, or relative for large figures (token counts in the tens of thousands): a sum taken
+        # over rows in another order differs in its last bits
+        return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12) or (math.isnan(a) and math.isnan(b))
     return a == b
 
 
