@@ -53,10 +53,25 @@ class Night:
 
     @classmethod
     def of(cls, cursor: str | None) -> Night:
-        return cls(**json.loads(cursor)) if cursor else cls()
+        """The night a cursor holds: its JSON after ``CURSOR_MARK`` (a cursor written before the summary was
+        added is all JSON)."""
+        if not cursor:
+            return cls()
+        return cls(**json.loads(cursor.rpartition(CURSOR_MARK)[2]))
+
+    def summary(self) -> str:
+        """What the night is at, in words: the first thing the sensor's page shows of its cursor."""
+        if not self.tick:
+            return "no night started yet: waiting for the nightly_evaluation schedule's observation"
+        if self.done:
+            return f"night of {self.tick}: evaluated after {self.rounds} rebuild round(s)"
+        return f"night of {self.tick}: in progress, {self.rounds} rebuild round(s) requested so far"
 
     def dumps(self) -> str:
-        return json.dumps(asdict(self))
+        return self.summary() + CURSOR_MARK + json.dumps(asdict(self))
+
+
+CURSOR_MARK = " | state: "  # between the cursor's words and its JSON
 
 
 def stale_partitions(instance: DagsterInstance, asset_graph) -> tuple[str, list]:

@@ -64,7 +64,11 @@ def nightly_schedule(cron: str, timezone: str) -> ScheduleDefinition:
 
 
 @sensor(minimum_interval_seconds=30, default_status=DefaultSensorStatus.RUNNING,
-        jobs=STAGE_JOBS)
+        jobs=STAGE_JOBS,
+        description="Completes each night the nightly_evaluation schedule starts: waits for its observation and for "
+        "every run in progress, rebuilds what the observation found stale (after the automation's turn), then "
+        "appends one evaluation run to the history. Each skipped tick says what it waits for; the cursor starts "
+        "with the night it is at.")
 def nightly_completion(context):
     """Completes the night the nightly_evaluation schedule started: once its observation has ended and no run is in
     progress, rebuilds what it found stale (after giving the automation its turn), then appends the evaluation
@@ -75,11 +79,17 @@ def nightly_completion(context):
     return result
 
 
-@sensor(minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING)
+@sensor(minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING,
+        description="Every minute, reads the model registry (the built-in models and RAG_ASSETS_MODELS_FILE) and adds a "
+        "`model` partition for each entry that has none: a model registered while the UI runs appears without a "
+        "restart. Each tick says what it added or that every entry has its partition.")
 def model_registry(context) -> SensorResult:
     """Adds a model partition for every entry of the model registry that has none yet."""
-    new = missing_model_partitions(context.instance, registry(current().models_file))
-    return SensorResult(dynamic_partitions_requests=[model_partitions.build_add_request(new)] if new else [])
+    models = registry(current().models_file)
+    new = missing_model_partitions(context.instance, models)
+    if not new:
+        return SensorResult(skip_reason=f"every registered model has its partition ({', '.join(sorted(models))})")
+    return SensorResult(dynamic_partitions_requests=[model_partitions.build_add_request(new)])
 
 
 def automation_sensor(settings: Settings) -> AutomationConditionSensorDefinition:

@@ -67,3 +67,28 @@ def test_a_finished_run_does_not_hold_the_evaluation_back(night, repository, sta
     add_run(night, "model_partition", status)
     [evaluation] = tick(night, repository).run_requests
     assert evaluation.job_name == "evaluation_metrics"
+
+
+def test_the_cursor_says_in_words_which_night_it_is_at_and_still_reads_back(night, repository):
+    from rag_assets.nightly import CURSOR_MARK, Night
+
+    result = tick(night, repository)
+    words, _, state = result.cursor.partition(CURSOR_MARK)
+    assert words == f"night of {NIGHT}: evaluated after 0 rebuild round(s)"  # what the sensor's page shows first
+    assert Night.of(result.cursor) == Night(tick=NIGHT, done=True, first_seen=Night.of(result.cursor).first_seen)
+    assert Night.of(state) == Night.of(result.cursor)  # a cursor written before the words reads back too
+    assert Night().dumps().startswith("no night started yet")
+
+
+def test_the_sensors_say_what_they_do(repository):
+    from rag_assets.schedules import model_registry
+
+    for sensor in (nightly_completion, model_registry):
+        assert sensor.description and len(sensor.description) > 80, sensor.name
+    with DagsterInstance.ephemeral() as instance:
+        from rag_assets.lib.embed.models import registry
+        from rag_assets.partitions import model_partitions
+
+        instance.add_dynamic_partitions(model_partitions.name, list(registry("")))
+        result = model_registry.evaluate_tick(build_sensor_context(instance=instance, repository_def=repository))
+        assert result.skip_message.startswith("every registered model has its partition (")

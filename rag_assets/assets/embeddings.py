@@ -72,12 +72,24 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
             except ModelUnavailableError as error:
                 context.log.error(str(error))
                 continue
+            previous = previous_revision(context.instance, context.asset_key, key)
+            changed = {"weights_changed": f"{key}: revision {previous} -> {revision}: this model's embeddings and "
+                                          "retrieval partitions are stale until they are rebuilt",
+                       "previous_revision": previous} if previous and previous != revision else {}
             context.log_event(AssetObservation(
                 asset_key=context.asset_key, partition=key, tags={data_version_tag(): revision},
-                metadata=as_metadata(weights_description(models[key], revision))))
+                metadata=as_metadata(changed | weights_description(models[key], revision))))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BetaWarning)
             return DataVersionsByPartition({})  # each partition's version was logged with its description above
+
+
+def previous_revision(instance, asset_key, partition: str) -> str | None:
+    """The revision the model's partition was last observed at (its data version), or None."""
+    record = instance.get_latest_data_version_record(asset_key, is_source=True, partition_key=partition)
+    if record is None or record.asset_observation is None:
+        return None
+    return record.asset_observation.tags.get(data_version_tag())
 
 
 @asset(group_name="embeddings", partitions_def=model_strategy_partitions, deps=[embedding_model],

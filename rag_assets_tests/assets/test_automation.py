@@ -85,6 +85,13 @@ def test_a_weight_change_requests_that_model_only_and_a_new_model_its_partitions
 
     flip_a_weight(copied_model)
     runner.observe_inputs(models)
+    # the new observation names the model and both revisions (Dagster's own stale reason names neither)
+    newest, before = instance.fetch_observations(AssetRecordsFilter(
+        asset_key=AssetKey("embedding_model"), asset_partitions=["wordllama-copy"]), limit=2).records
+    old, new = (r.asset_observation.tags["dagster/data_version"] for r in (before, newest))
+    assert old != new and newest.asset_observation.metadata["previous_revision"].value == old
+    assert newest.asset_observation.metadata["weights_changed"].value.startswith(f"wordllama-copy: revision {old} -> {new}")
+    assert "weights_changed" not in before.asset_observation.metadata  # the same bytes observed again: no change
     result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
     changed = {str(model_strategy_key("wordllama-copy", s)) for s in STRATEGIES}
     # embeddings, retrieval and the refusal cut of the changed model in one run per partition; the metrics
