@@ -114,15 +114,21 @@ def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(
 
             # the metrics page: the comparison table, both plots and the worst-queries preview
             metrics = open_page(page, server.url + "/assets/retrieval_metrics", "metrics")
-            for label in ("verdict", "shipped", "success_at_1024_tokens", "comparison", "comparisons", "chunk_stats",
-                          "plots", "mrr"):
+            for label in ("decision", "evaluation_page", "verdict", "shipped", "success_at_1024_tokens", "comparison",
+                          "comparisons", "chunk_stats", "plots", "mrr"):
                 assert label in metrics, label
-            page.get_by_text("[Show Markdown]").first.click()  # the first entry: the verdict
+            # the first entries: the decision, then the evaluation page's address, then the verdict
+            assert metrics.index("evaluation_page") < metrics.index("verdict") < metrics.index("shipped")
+            assert (Path(tmp_path / "home" / "report" / "index.html")).as_uri() in metrics
+            # the decision is short enough for Dagster to show it in the table itself
+            decision = metrics[metrics.index("decision"):metrics.index("evaluation_page")]
+            assert "Ship " in decision and "at 1024 context tokens" in decision and "Runner-up" in decision, decision
+            page.get_by_text("[Show Markdown]").first.click()  # the verdict
             time.sleep(1)
             shown = page.inner_text("body")
             assert "Verdict at 1024 context tokens" in shown and "\n  Ship " in shown, shown[-2000:]
             page.keyboard.press("Escape")
-            page.get_by_text("[Show Markdown]").nth(1).click()  # the comparison table
+            page.get_by_text("[Show Markdown]").nth(1).click()  # the comparison table, best first
             time.sleep(1)
             shown = page.inner_text("body")
             assert "wordllama-copy" in shown and "S@1024t" in shown
@@ -134,6 +140,15 @@ def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(
             assert page.locator("img[src^='data:image/png']").count() >= 3, "the plots are not shown"
             page.screenshot(path=str(ARTEFACTS / "metrics-plots.png"))
             page.keyboard.press("Escape")
+
+            # the sensors say what they do, and the nightly one's cursor what it waits for, in words
+            sensor = open_page(page, server.url + "/locations/__repository__@rag_assets/sensors/nightly_completion", "sensor-nightly")
+            assert "Completes each night the nightly_evaluation schedule starts" in sensor, sensor[:2000]
+            cursor = sensor[sensor.index("Cursor"):]
+            assert cursor.split("\n", 1)[1].lstrip().startswith(("no night started yet", "night of ")), cursor[:300]
+            registry_sensor = open_page(page, server.url + "/locations/__repository__@rag_assets/sensors/model_registry", "sensor-registry")
+            assert "adds a `model` partition for each entry" in registry_sensor or \
+                "adds a model partition for each entry" in registry_sensor, registry_sensor[:2000]
 
             # a check result is visible, with its description
             checks = open_page(page, server.url + "/assets/retrieval_metrics?view=checks", "checks")

@@ -177,6 +177,62 @@ def test_judging_done_independently_agrees_with_our_measures_through_ir_measures
     assert all(count > 0 for (strategy, _), count in others.items() if strategy != "document")
 
 
+def test_the_evaluation_page_says_what_the_stored_rows_say(small_home):
+    """``report/index.html``, written by the metrics asset: its embedded data, recomputed here from the stored rows
+    and the chunks without the page's code: the pick is the decision's; each configuration's answer to each needle
+    is the share of its phrasings whose needle chunk ends inside the budget; a needle a configuration missed says
+    where its chunk ranked, or why no chunk of its list holds it; a highlighted needle is the needle."""
+    import base64
+    import gzip
+    import re
+
+    settings, _ = small_home
+    home = Path(settings.home)
+    text = (home / "report" / "index.html").read_text()
+    assert "http://" not in text.split('<script id="page-data"')[0] and "https://" not in text
+    data = json.loads(gzip.decompress(base64.b64decode(
+        re.search(r'<script id="page-data" type="application/octet-stream">([^<]+)</script>', text).group(1))))
+    with duckdb.connect(str(settings.duckdb_path), read_only=True) as connection:
+        [decision] = connection.sql("SELECT * FROM decision").to_arrow_table().to_pylist()
+        budget = decision["budget"]
+        rows = connection.sql("SELECT model, strategy, retriever, needle_id, query_id, hit_rank, context_tokens "
+                              "FROM latest_results WHERE query_kind = 'needle'").to_arrow_table().to_pylist()
+        destroyed = {s: set(d) for s, d in connection.sql(
+            "SELECT strategy, any_value(destroyed_needles) FROM chunk_stats GROUP BY strategy").fetchall()}
+    assert data["decision"]["pick"] == f"{decision['model']}|{decision['strategy']}|{decision['retriever']}"
+    inside: dict = {}
+    for row in rows:
+        won = row["hit_rank"] is not None and row["context_tokens"][row["hit_rank"] - 1] <= budget
+        inside.setdefault(f"{row['model']}|{row['strategy']}|{row['retriever']}", {}).setdefault(
+            row["needle_id"], []).append(won)
+    needles = [n["id"] for n in data["needles"]]
+    for key, by_needle in inside.items():
+        expected = "".join({1.0: "1", 0.0: "0", 0.5: "h"}[sum(by_needle[n]) / len(by_needle[n])] for n in needles)
+        assert data["needle_values"][key] == expected, key
+    questions = data["questions"]
+    needle_index = {n: i for i, n in enumerate(needles)}
+    looked = 0
+    for key, answers in data["answers"].items():
+        for answer in answers:
+            question = questions[answer["q"]]
+            if question["query_kind"] != "needle":
+                continue
+            row = next(r for r in rows if f"{r['model']}|{r['strategy']}|{r['retriever']}" == key
+                       and r["query_id"] == question["query_id"])
+            assert answer["r"] == row["hit_rank"]
+            if not answer["in"]:  # ranked past the budget; else destroyed by the cut, else not in the list
+                strategy = key.split("|")[1]
+                assert answer["why"]["kind"] == ("over_budget" if row["hit_rank"] else "destroyed"
+                                                 if question["needle_id"] in destroyed[strategy] else "not_in_list")
+            for ref in answer["c"] + ([answer["o"]] if "o" in answer else []):
+                mark = data["highlights"].get(f"{ref}:{needle_index[question['needle_id']]}")
+                if mark:
+                    shown = data["chunks"][ref][3]
+                    assert " ".join(shown[mark[0]:mark[1]].split()) == " ".join(question["needle"].split())
+                    looked += 1
+    assert looked > 0
+
+
 def _resources(settings, models=None):
     return {"settings": settings, "models": models or FakeEmbeddingModels(),
             "io_manager": ParquetIOManager(home=settings.home)}

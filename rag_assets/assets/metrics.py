@@ -18,6 +18,7 @@ from dagster import (
 from rag_assets.asset_support import preview_table, snapshot_of
 from rag_assets.automation import EVALUATE
 from rag_assets.lib.evaluate.misses import worst_queries_of_pick
+from rag_assets.lib.evaluate.page import write_page
 from rag_assets.lib.evaluate.regressions import latest_regressions
 from rag_assets.lib.evaluate.report import Report, build_report, headline, plots_markdown
 from rag_assets.lib.evaluate.results_store import Evaluation, record_evaluation
@@ -58,26 +59,44 @@ def retrieval_metrics(
     in DuckDB.
 
     Reads every materialised partition of its inputs from Parquet (read_parquet) and appends them as a
-    new evaluation run (history is kept); writes the report (Markdown and PNG plots) beside the file.
+    new evaluation run (history is kept); writes the evaluation page (report/index.html: the decision,
+    budget curves, two configurations or two runs side by side, why a query missed) and the report
+    (Markdown and PNG plots) beside the file.
     """
     evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id,
                                    stamp_rule(models, corpus_snapshot), models.registered(), external_keys(settings),
-                                   settings.decision_rule(), settings.retrievers or None)
+                                   settings.decision_rule(), settings.retrievers or None,
+                                   run_settings(settings, models))
     for warning in evaluation.warnings:
         context.log.warning(warning)
     report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,
                           Path(settings.home) / "report", evaluation.cuts, evaluation.ranking, evaluation.rule,
                           evaluation.verdict)
+    page = write_page(settings.duckdb_path, Path(settings.home))
     missed = worst_queries_of_pick(settings.duckdb_path, Path(settings.home), evaluation.configurations,
                                    evaluation.ranking)
-    return MaterializeResult(metadata=metrics_metadata(evaluation, report, settings.duckdb_path, missed))
+    return MaterializeResult(metadata=metrics_metadata(evaluation, report, settings.duckdb_path, missed, page))
 
 
-def metrics_metadata(evaluation: Evaluation, report: Report, database: Path, missed: list[dict]) -> dict:
-    """The metrics asset's metadata: the decision first, then the pick's figures (which Dagster plots over time
-    on the asset's page), the tables, the plots and where the files are."""
+def run_settings(settings: RagSettings, models: EmbeddingModels) -> dict:
+    """What an evaluation run was asked to do, kept with the run (``evaluation_runs.settings``), so that the
+    evaluation page can say what changed between two runs."""
+    rule = settings.decision_rule()
+    return {"corpus": settings.corpus_dir, "eval_set": settings.eval_set, "out_of_domain": settings.out_of_domain,
+            "registered_models": sorted(models.registered()), "retrievers": list(settings.retrievers) or "all",
+            "top_k": settings.top_k, "cross_encoder": settings.cross_encoder or None,
+            "bm25": settings.bm25_config().model_dump(), "hnsw": settings.hnsw_config().model_dump(),
+            "decision": {"budget": rule.budget, "budgets": list(rule.all_budgets), "adjustment": rule.adjustment}}
+
+
+def metrics_metadata(evaluation: Evaluation, report: Report, database: Path, missed: list[dict],
+                     page: Path | None = None) -> dict:
+    """The metrics asset's metadata: the decision and the evaluation page first, then the verdict, the pick's
+    figures (which Dagster plots over time on the asset's page), the tables, the plots and where the files are."""
     _verdict, comparison, comparisons, chunk_stats, *refusal = report.sections.values()
     return {
+        "decision": MetadataValue.md(evaluation.decision),
+        **({"evaluation_page": MetadataValue.url(page.as_uri())} if page else {}),
         "verdict": MetadataValue.md(f"```\n{evaluation.verdict}\n```"),
         **headline(evaluation.table, evaluation.ranking, evaluation.rule),
         "duckdb": MetadataValue.path(str(database)),

@@ -85,7 +85,24 @@ def report(home: Path, by: list[str], fmt: str, paired: bool = False) -> int:
     if cuts is not None:
         print("\nWhen to refuse (suggested distance cuts; `rag-assets ask` uses them):\n")
         print(format_suggested_cuts(cuts))
+    print("\n" + evaluation_page(database, home))
     return EXIT_OK
+
+
+def evaluation_page(database: Path, home: Path) -> str:
+    """The line naming the evaluation page (``report/index.html``), written again first when it is missing or
+    older than the results; in a storage folder that cannot be written, the page as it is, or why there is none."""
+    from rag_assets.lib.evaluate.page import PAGE, write_page
+
+    page = home / "report" / PAGE
+    if not page.exists() or page.stat().st_mtime < database.stat().st_mtime:
+        try:
+            page = write_page(database, home)
+        except OSError as error:
+            if not page.exists():
+                return f"No evaluation page: {page} could not be written ({error})."
+            return f"The evaluation page (older than the results: {error}): {page.as_uri()}"
+    return f"The evaluation page (open it in a browser; it needs no network): {page.as_uri()}"
 
 
 def report_command(args: argparse.Namespace, home: Path) -> int:

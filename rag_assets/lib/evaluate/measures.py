@@ -64,7 +64,7 @@ def budgets_of(connection: duckdb.DuckDBPyConnection) -> tuple[int, ...]:
     return catalog.budgets_in(names)
 
 
-def _per_query(table: str, budgets: Sequence[int]) -> str:
+def per_query(table: str, budgets: Sequence[int]) -> str:
     """SQL: the judged rows of ``table`` with every measure's and cost's per-query column."""
     columns = ",\n    ".join(f"{m.per_query} AS {m.column}"
                               for m in (*catalog.measures(tuple(budgets)), *catalog.costs(tuple(budgets))))
@@ -73,7 +73,7 @@ def _per_query(table: str, budgets: Sequence[int]) -> str:
 
 def query_measures_view(budgets: Sequence[int] = catalog.DEFAULT_BUDGETS) -> str:
     """SQL: the view of the per-query measures of the newest run (needle and document queries)."""
-    return f"CREATE OR REPLACE VIEW query_measures AS\n{_per_query('latest_results', budgets)}\n"
+    return f"CREATE OR REPLACE VIEW query_measures AS\n{per_query('latest_results', budgets)}\n"
 
 
 def by_needle(source: str, group: Sequence[str], budgets: Sequence[int]) -> str:
@@ -108,6 +108,9 @@ def create_schema(connection: duckdb.DuckDBPyConnection) -> None:
         "CREATE TABLE IF NOT EXISTS evaluation_runs (run_id VARCHAR PRIMARY KEY, created_at TIMESTAMP, "
         "dagster_run_id VARCHAR, eval_version VARCHAR, eval_hash VARCHAR, snapshot_id VARCHAR, "
         "pipeline_version VARCHAR, configurations INTEGER, queries INTEGER, stamps JSON)")
+    # what the run was asked to do (the corpus, models, strategies, retrievers, the decision rule, ...), so that
+    # two runs can be told apart by more than their stamps; empty for runs recorded before it was kept
+    connection.execute("ALTER TABLE evaluation_runs ADD COLUMN IF NOT EXISTS settings JSON")
 
 
 def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | None = None,
@@ -115,7 +118,7 @@ def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | No
     """Append ``results`` (an Arrow table) as a new evaluation run and rebuild the views, with success and
     context at each of the context ``budgets``.
 
-    ``run`` adds what the run table records (dagster_run_id, eval_version, eval_hash). Returns the
+    ``run`` adds what the run table records (dagster_run_id, eval_version, eval_hash, settings). Returns the
     run id. Earlier runs are kept: nothing is overwritten; a column that earlier runs did not have is
     added, empty for them.
     """
@@ -143,9 +146,10 @@ def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | No
     first = connection.sql("SELECT any_value(snapshot_id), any_value(pipeline_version), count(DISTINCT query_id) "
                            "FROM incoming_results").fetchall()[0] if "snapshot_id" in results.column_names else (None, None, 0)
     connection.execute(
-        "INSERT INTO evaluation_runs VALUES (?, now(), ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO evaluation_runs (run_id, created_at, dagster_run_id, eval_version, eval_hash, snapshot_id, "
+        "pipeline_version, configurations, queries, stamps, settings) VALUES (?, now(), ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [run_id, run.get("dagster_run_id"), run.get("eval_version"), run.get("eval_hash"), first[0], first[1],
-         len(stamps), first[2], json.dumps(stamps)])
+         len(stamps), first[2], json.dumps(stamps), json.dumps(run.get("settings") or {}, sort_keys=True)])
     connection.unregister("incoming_results")
     connection.execute(
         "CREATE OR REPLACE VIEW latest_results AS SELECT * FROM retrieval_results WHERE run_id = "
@@ -153,7 +157,7 @@ def write_results(connection: duckdb.DuckDBPyConnection, results, run: dict | No
     connection.execute(query_measures_view(budgets))
     connection.execute(f"CREATE OR REPLACE VIEW metrics AS\n{aggregated('SELECT * FROM query_measures', GROUPABLE, budgets)}")
     connection.execute(f"CREATE OR REPLACE VIEW metrics_history AS\n"
-                       f"{aggregated(_per_query('retrieval_results', budgets), ('run_id', *GROUPABLE), budgets)}")
+                       f"{aggregated(per_query('retrieval_results', budgets), ('run_id', *GROUPABLE), budgets)}")
     if {"chunk_ids", "stage_ms"} <= set(results.column_names):
         connection.execute(ann_recall_view())
     return run_id
@@ -226,7 +230,7 @@ def history(connection: duckdb.DuckDBPyConnection, model: str, strategy: str, re
     with its interval over needles, of one configuration in every evaluation run, oldest first."""
     budgets = budgets_of(connection)
     kept = [m for m in catalog.measures(budgets) if m.history]
-    source = _per_query("retrieval_results", budgets) + " AND model = $model AND strategy = $strategy AND retriever = $retriever"
+    source = per_query("retrieval_results", budgets) + " AND model = $model AND strategy = $strategy AND retriever = $retriever"
     per_run = aggregated(source, ("run_id", "snapshot_id", "revision"), budgets, kept)
     return connection.sql(
         f"SELECT r.*, e.created_at FROM ({per_run}) AS r JOIN evaluation_runs AS e USING (run_id) "

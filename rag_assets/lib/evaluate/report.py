@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from rag_assets.lib.embed.models import DEFAULT_MODEL
-from rag_assets.lib.evaluate.catalog import K_VALUES, budget_measure, measure
+from rag_assets.lib.evaluate.catalog import K_VALUES, budget_measure, budgets_in, measure
 from rag_assets.lib.evaluate.comparisons import adjustment_label
 from rag_assets.lib.evaluate.decision import DecisionRule
 from rag_assets.lib.evaluate.refusal import RULE
@@ -168,13 +168,24 @@ def build_report(table: pa.Table, paired: pa.Table, costs: pa.Table, configurati
     skipped = "" if "cross_encoder" in table.column("retriever").to_pylist() else (
         "\n\nNo cross encoder is configured (`cross_encoder` in the settings): its rows are absent.")
     sections = {VERDICT_SECTION: f"```\n{verdict}\n```" if verdict else "No decision: nothing was evaluated.",
-                "Comparison": format_table(table) + skipped,
+                "Comparison": format_table(best_first(table, rule.measure)) + skipped,
                 f"Paired tests at {rule.budget} tokens (one family, p adjusted by {adjustment_label(rule.adjustment)})":
                     format_comparisons(paired),
                 "What each strategy costs": format_chunk_stats(costs)}
     if cuts is not None:
         sections[REFUSAL_SECTION] = format_suggested_cuts(cuts) + f"\n\nThe suggested cut: {RULE}."
     return Report(model, strategy, sections, images, write_report(folder, list(sections.items()), images))
+
+
+def best_first(table: pa.Table, measure: str) -> pa.Table:
+    """The comparison sorted by the decision's measure, best first, with the decision's ties (MRR, then the
+    smaller context at the budget, then the names); a table without the measure (no budget computed) as it is."""
+    if measure not in table.column_names:
+        return table
+    budget = (budgets_in([measure]) or (0,))[0]
+    keys = [(measure, "descending"), ("mrr", "descending"), (f"context_at_{budget}_tokens", "ascending"),
+            ("model", "ascending"), ("strategy", "ascending"), ("retriever", "ascending")]
+    return table.sort_by([(name, order) for name, order in keys if name in table.column_names])
 
 
 def plots_markdown(report: Report) -> str:

@@ -28,7 +28,7 @@ from rag_assets.lib.evaluate.measures import (
     write_results,
     write_threshold_sweep,
 )
-from rag_assets.lib.evaluate.verdict import verdict
+from rag_assets.lib.evaluate.verdict import decision_summary, verdict
 from rag_assets.lib.store.database import damage_of, keep_previous, previous_of, read_only, set_aside
 from rag_assets.lib.store.object_store import object_store
 from rag_assets.lib.store.paths import (
@@ -56,6 +56,7 @@ class Evaluation:
     ranking: list[dict] = field(default_factory=list)  # every built-in configuration by the decision's rule
     rule: DecisionRule = field(default_factory=DecisionRule)
     verdict: str = ""  # the decision in words (``verdict.verdict``)
+    decision: str = ""  # the decision in a few Markdown lines (``verdict.decision_summary``)
     warnings: list[str] = field(default_factory=list)  # a damaged file set aside, say
 
 
@@ -165,11 +166,12 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
                       stamp_check: Callable[[list[dict]], list[str]] | None = None,
                       registered: Collection[str] | None = None,
                       external: Collection[str] = (), rule: DecisionRule = DecisionRule(),
-                      recorded: Collection[str] | None = None) -> Evaluation:
+                      recorded: Collection[str] | None = None, run_settings: dict | None = None) -> Evaluation:
     """Append every materialised retrieval partition as a new evaluation run, rebuild the views,
     ``chunk_stats``, the decision (``rule``: at which context budget, adjusted how) and ``comparisons``.
     The retrievers that use no embedding model come from ``lexical_runs``, once per strategy (with
-    ``recorded``, those it names: the evaluated retrievers).
+    ``recorded``, those it names: the evaluated retrievers). ``run_settings`` (what the run was asked to do) is kept
+    with the run, so that two runs can be compared by it.
 
     ``stamp_check`` gets the distinct stamps of the partitions before anything is written; if it
     names a problem, RejectedEvaluation is raised and the DuckDB file is not touched, so a run of
@@ -192,7 +194,8 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
         first = runs.slice(0, 1).to_pylist()[0] if len(runs) else {}
         run_id = write_results(connection, runs, {"dagster_run_id": dagster_run_id,
                                                   "eval_version": first.get("eval_version"),
-                                                  "eval_hash": first.get("eval_hash")}, rule.all_budgets)
+                                                  "eval_hash": first.get("eval_hash"),
+                                                  "settings": run_settings}, rule.all_budgets)
         write_chunk_stats(connection, read_partitions(connection, home, "embeddings", TOKEN_COLUMNS, registered),
                           read_partitions(connection, home, "chunk_quality", ["*"]), embedding_rates(home, registered))
         sweeps = [read_partitions(connection, home, "refusal_calibration", ["*"], registered)] \
@@ -205,7 +208,7 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
         paired = write_comparisons(connection, ranking, rule)
         return Evaluation(
             run_id=run_id, rows=runs.num_rows, table=comparison(connection), paired=paired, ranking=ranking,
-            rule=rule, verdict=verdict(connection, home),
+            rule=rule, verdict=verdict(connection, home), decision=decision_summary(connection),
             costs=connection.sql("SELECT * FROM chunk_stats").to_arrow_table(),
             configurations=connection.sql("SELECT DISTINCT model, strategy FROM latest_results ORDER BY ALL").fetchall(),
             cuts=connection.sql("SELECT * FROM suggested_cuts").to_arrow_table() if calibrated else None,

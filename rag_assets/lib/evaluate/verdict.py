@@ -134,3 +134,37 @@ def verdict(connection: duckdb.DuckDBPyConnection, home: Path) -> str:
     lines += [f"Full tables: rag-assets report (--paired); report {home / 'report' / 'report.md'}; "
               f"DuckDB {home / 'metrics.duckdb'}; UI: rag-assets ui"]
     return "\n".join(lines)
+
+
+def decision_summary(connection: duckdb.DuckDBPyConnection) -> str:
+    """The decision in a few Markdown lines, for the first entry of the metrics asset's page in the UI: what to
+    ship at the budget with its figures, the runner-up and the test between them, how many tests hold."""
+    decision, ranking = stored_decision(connection), stored_ranking(connection)
+    if decision is None or decision["model"] is None:
+        return "**No decision**: " + verdict_without_pick(decision, ranking)
+    budget, alpha = decision["budget"], decision["alpha"]
+    competing = [row for row in ranking if row["rank"] is not None]
+    pick, tests = competing[0], paired_comparisons(connection).to_pylist()
+    lines = [f"**Ship {name_of(_configuration(pick))}** at {budget} context tokens ({decision['tokenizer']}): "
+             f"success {_interval(pick['success'], pick['success_low'], pick['success_high'])}, MRR "
+             f"{_interval(pick['mrr'], pick['mrr_low'], pick['mrr_high'])} over {pick['needles']} needles; "
+             f"{pick['context_tokens']:.0f} context tokens a question."]
+    if len(competing) > 1:
+        second = competing[1]
+        test = next((t for t in tests if t["family"] == "verdict" and
+                     (t["b_model"], t["b_strategy"], t["b_retriever"]) == _configuration(second)), None)
+        lines.append(f"Runner-up {name_of(_configuration(second))}: "
+                     f"{_interval(second['success'], second['success_low'], second['success_high'])}"
+                     + (f"; the pick against it {_test(test)}" if test else "") + ".")
+    significant = sum(t["p_adjusted"] is not None and t["p_adjusted"] < alpha for t in tests)
+    lines.append(f"{significant} of {len(tests)} paired tests significant after "
+                 f"{adjustment_label(decision['adjustment'])}.")
+    return "\n\n".join(lines)
+
+
+def verdict_without_pick(decision: dict | None, ranking: list[dict]) -> str:
+    if decision is not None and ranking:
+        return (f"no configuration competes at {decision['budget']} context tokens: every evaluated strategy's "
+                "documents are larger than the budget.")
+    return "no built-in configuration was evaluated."
+

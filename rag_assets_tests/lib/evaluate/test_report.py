@@ -81,3 +81,23 @@ def test_calibrated_cuts_get_their_section(tmp_path):
     text = build_report(table_, paired, COSTS, configurations, tmp_path / "report", cuts, ranking, RULE).path.read_text()
     assert f"## {REFUSAL_SECTION}" in text
     assert "| 0.910 [0.85, 0.96] | 0.450 | 150 of 172 [0.81, 0.91] | 10 | 3 of 40 [0.03, 0.20] (3, 0) |" in text
+
+
+def test_the_comparison_is_shown_best_first_by_the_decisions_measure_with_its_ties():
+    from rag_assets.lib.evaluate.report import best_first
+
+    rows = pa.Table.from_pylist([
+        {"model": "a", "strategy": "s", "retriever": "dense", "success_at_1024_tokens": 0.5, "mrr": 0.9,
+         "context_at_1024_tokens": 900.0},
+        {"model": "b", "strategy": "s", "retriever": "dense", "success_at_1024_tokens": 0.8, "mrr": 0.4,
+         "context_at_1024_tokens": 900.0},
+        {"model": "c", "strategy": "s", "retriever": "dense", "success_at_1024_tokens": 0.8, "mrr": 0.4,
+         "context_at_1024_tokens": 700.0},
+        {"model": "d", "strategy": "s", "retriever": "dense", "success_at_1024_tokens": 0.8, "mrr": 0.6,
+         "context_at_1024_tokens": 990.0},
+        {"model": "e", "strategy": "s", "retriever": "dense", "success_at_1024_tokens": None, "mrr": 1.0,
+         "context_at_1024_tokens": None}])
+    # success first; then MRR; then the smaller context; a configuration without the figure last
+    assert best_first(rows, "success_at_1024_tokens").column("model").to_pylist() == ["d", "c", "b", "a", "e"]
+    assert best_first(rows.drop_columns(["success_at_1024_tokens"]), "success_at_1024_tokens").equals(
+        rows.drop_columns(["success_at_1024_tokens"]))
