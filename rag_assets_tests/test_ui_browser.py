@@ -8,6 +8,7 @@ current ones come from `docs/screenshots.py`).
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -207,6 +208,14 @@ def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(
             runs = open_page(page, server.url + "/runs?q%5B0%5D=tag%3Arag_assets%2Ftrigger%3Dui", "runs-by-trigger")
             assert run_id[:8] in runs, "the runs list filtered by rag_assets/trigger=ui does not show the run"
             browser.close()
+
+        # a model registered while the UI runs gets its partition from the model_registry sensor: no restart
+        registry = tmp_path / "models.json"
+        entries = json.loads(registry.read_text())
+        registry.write_text(json.dumps(entries + [{**entries[0], "key": "wordllama-late"}]))
+        with DagsterInstance.from_config(str(tmp_path / "home" / "dagster")) as instance:
+            wait_for(lambda: "wordllama-late" in instance.get_dynamic_partitions("model"), 180,
+                     "the model_registry sensor to add the new model's partition")
 
         # a typo in the launch dialog's model dimension: "Add partition", then launch (what the UI sends)
         graphql(server.url, ADD_PARTITION, {"repo": REPOSITORY, "key": "wordllamaboundaries"})
