@@ -99,7 +99,8 @@ def figures(home: Path) -> dict:
                  "success": f"{pick[success]:.3f} [{pick[success + '_low']:.2f}, {pick[success + '_high']:.2f}]",
                  "mrr": f"{pick['mrr']:.3f} [{pick['mrr_low']:.2f}, {pick['mrr_high']:.2f}]",
                  "context": f"{pick[f'context_at_{budget}_tokens']:.0f}"},
-        "verdict": "```\n" + said.replace(str(home), "storage") + "\n```",
+        "verdict": "```\n" + said.replace(Path(home).absolute().as_uri(), "file:///path/to/project/storage")
+        .replace(str(home), "storage") + "\n```",
         "refusal": refusal,
         "tables": {
             "dense_by_strategy": format_table(dense),

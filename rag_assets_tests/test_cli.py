@@ -1,5 +1,6 @@
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -62,12 +63,16 @@ def test_evaluate_ends_with_a_verdict_and_report_keeps_the_tables(tmp_path):
     assert any(line.startswith("  Significant after adjustment: ") for line in verdict)
     assert any(line.startswith("Since the previous run: one evaluation run so far") for line in verdict)
     assert verdict[-1].startswith("Full tables: rag-assets report")
+    page = Path(env["RAG_ASSETS_HOME"]).absolute() / "report" / "index.html"
+    assert verdict[-2].startswith(f"Look: the evaluation page {page.as_uri()}") and page.exists()
     assert "Token indices sequence length" not in run.stdout + run.stderr
     # a long step reports its progress with the time left; the last report says how long it took
     assert any("embedded new texts" in line and "(done in " in line for line in run.stdout.splitlines()), run.stdout
     full = subprocess.run([sys.executable, "-m", "rag_assets.cli", "report", "--paired"], env=env, capture_output=True,
                           text=True)
     assert full.returncode == 0 and "| model | strategy | retriever |" in full.stdout and "Paired tests" in full.stdout
+    assert full.stdout.strip().splitlines()[-1] == ("The evaluation page (open it in a browser; it needs no network): "
+                                                    f"{page.as_uri()}")
     assert full.stdout.startswith("Verdict at 1024 context tokens")  # the report starts with the decision
 
 

@@ -131,7 +131,9 @@ def verdict(connection: duckdb.DuckDBPyConnection, home: Path) -> str:
     if gate:
         lines += ["When to refuse:", *(f"  {line}" for line in gate)]
     lines.append(f"Since the previous run: {latest_regressions(connection).summary().splitlines()[0]}")
-    lines += [f"Full tables: rag-assets report (--paired); report {home / 'report' / 'report.md'}; "
+    lines += [f"Look: the evaluation page {(Path(home).absolute() / 'report' / 'index.html').as_uri()} (open it in a "
+              "browser: the decision, budget curves, two configurations side by side, why a query missed)",
+              f"Full tables: rag-assets report (--paired); report {home / 'report' / 'report.md'}; "
               f"DuckDB {home / 'metrics.duckdb'}; UI: rag-assets ui"]
     return "\n".join(lines)
 
