@@ -63,7 +63,8 @@ def test_two_machines_share_partitions_the_embedding_cache_and_the_metrics_histo
     keys = s3.keys()
     for relative in ("parquet/extracted_text/data.parquet", "parquet/chunks/strategy=blind/data.parquet",
                      f"parquet/embeddings/model={MODEL}/strategy=blind/data.parquet",
-                     f"parquet/retrieval_runs/model={MODEL}/strategy=blind/data.parquet", "metrics.duckdb"):
+                     f"parquet/retrieval_runs/model={MODEL}/strategy=blind/data.parquet", "metrics.duckdb",
+                     "report/index.html"):  # the evaluation page, readable from the bucket
         assert f"rag/{relative}" in keys, keys
     assert any(key.startswith(f"rag/embedding_cache/{MODEL}/") and key.endswith(".parquet") for key in keys), keys
     assert not [key for key in keys if "/." in key], keys  # no temporary or ETag file was uploaded

@@ -1,6 +1,8 @@
 """The metrics history a person reads: `rag-assets history` per run, and the default configuration's
 figures as numeric metadata Dagster plots over time."""
 
+from pathlib import Path
+
 import pytest
 from dagster import DagsterInstance
 
@@ -34,7 +36,11 @@ def test_history_prints_one_line_per_run_and_the_metrics_carry_numbers_to_plot(
         instance=instance, tags={"rag_assets/trigger": "nightly"})
     assert [m.asset_key.to_user_string() for m in nightly.get_asset_materialization_events()] == ["retrieval_metrics"]
     metadata = again.asset_materializations_for_node("retrieval_metrics")[0].metadata
-    assert list(metadata)[0] == "verdict" and metadata["verdict"].value.startswith("```\nVerdict at 1024 context")
+    # the decision and the evaluation page first, then the verdict
+    assert list(metadata)[:3] == ["decision", "evaluation_page", "verdict"]
+    assert metadata["decision"].value.startswith("**Ship ") and " at 1024 context tokens " in metadata["decision"].value
+    assert metadata["evaluation_page"].value == (Path(settings.home).absolute() / "report" / "index.html").as_uri()
+    assert metadata["verdict"].value.startswith("```\nVerdict at 1024 context")
     shipped = metadata["shipped"].value  # the pick, whose figures Dagster plots over the runs
     assert shipped.split(": ")[1].startswith("boundaries_header x ")  # the one strategy evaluated
     assert isinstance(metadata["success_at_1024_tokens"].value, float) and isinstance(metadata["mrr"].value, float)

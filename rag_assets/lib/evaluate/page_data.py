@@ -174,7 +174,7 @@ class PageData:
 
     def truncated(self, model: str, strategy: str) -> dict[str, int]:
         """{chunk id: its tokens} of the chunks the model's encoder truncates in that partition."""
-        file = paths.partition_path(self.home, "embeddings", [("model", model), ("strategy", strategy)])
+        file = paths.stored_partition(self.home, "embeddings", [("model", model), ("strategy", strategy)])
         if not file.exists():
             return {}
         rows = pq.read_table(file, columns=["chunk_id", "tokens", "truncated"]).to_pylist()
