@@ -15,8 +15,8 @@ from rag_assets.lib.evalsets.queries import (
     Needle,
     needles_from_rows,
 )
-from rag_assets.lib.ingest.canonical import fold_whitespace
 from rag_assets.lib.ingest.documents import canonical_texts
+from rag_assets.lib.ingest.folding import fold
 
 
 def occurrences(folded_needle: str, doc_id: str, folded_docs: Mapping[str, str]) -> tuple[int, int]:
@@ -32,11 +32,11 @@ def in_a_heading(folded_needle: str, folded_headings: Iterable[str]) -> bool:
 
 
 def occurrence_problems(needles: Iterable[Needle], documents: Mapping[str, str]) -> list[str]:
-    """Each needle must occur exactly once in the corpus (whitespace folded), in its own document."""
-    folded_docs = {doc_id: fold_whitespace(text) for doc_id, text in documents.items()}
+    """Each needle must occur exactly once in the corpus (both folded: ``folding.fold``), in its own document."""
+    folded_docs = {doc_id: fold(text) for doc_id, text in documents.items()}
     problems = []
     for needle in needles:
-        folded = fold_whitespace(needle.needle)
+        folded = fold(needle.needle)
         if not folded:
             problems.append(f"{needle.id}: empty needle")
             continue
@@ -50,9 +50,9 @@ def occurrence_problems(needles: Iterable[Needle], documents: Mapping[str, str])
 
 def heading_problems(needles: Iterable[Needle], headings: Mapping[str, Iterable[str]]) -> list[str]:
     """No needle may be a heading or lie inside one."""
-    folded = {doc_id: [fold_whitespace(h) for h in texts] for doc_id, texts in headings.items()}
+    folded = {doc_id: [fold(h) for h in texts] for doc_id, texts in headings.items()}
     return [f"{needle.id}: is (inside) a heading" for needle in needles
-            if in_a_heading(fold_whitespace(needle.needle), folded.get(needle.doc_id, ()))]
+            if in_a_heading(fold(needle.needle), folded.get(needle.doc_id, ()))]
 
 
 def duplicate_id_problems(ids: Iterable[str]) -> list[str]:
@@ -72,7 +72,7 @@ def phrasing_problems(needles: Sequence[Needle], required: Sequence[str] = ("doc
             question = needle.questions.get(phrasing, "")
             if not question.strip():
                 problems.append(f"{needle.id}: no {phrasing!r} question")
-            elif fold_whitespace(needle.needle).lower() in fold_whitespace(question).lower():
+            elif fold(needle.needle).lower() in fold(question).lower():
                 problems.append(f"{needle.id}: the {phrasing!r} question copies the needle")
     return problems
 

@@ -1,7 +1,7 @@
 """Judging: which chunks answer a query, and where they landed in a ranked list.
 
-Judgements are spans, never chunk ids: a chunk holds a needle when the needle lies whole, whitespace
-folded, inside the chunk's own ``content``, ``canonical[start:end]``, the words quoted back to a user;
+Judgements are spans, never chunk ids: a chunk holds a needle when the needle lies whole, folded as a
+reader compares text (``folding.fold``), inside the chunk's own ``content``, ``canonical[start:end]``, the words quoted back to a user;
 a header the chunker copied and an overlap tail carried from the chunk before (both embedded, in
 ``text``) never count, and a needle that runs past a chunk's end is held by no chunk (an answer the
 strategy destroyed). So one evaluation set serves every chunking strategy. The retrievers
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Sequence
 
 from rag_assets.lib.evalsets.queries import DOCUMENT, NEEDLE, Needle, Query
-from rag_assets.lib.ingest.canonical import fold_whitespace
+from rag_assets.lib.ingest.folding import fold
 
 
 def document_ranking(ranked_chunk_ids: Sequence[str], chunk_doc: Mapping[str, str]) -> list[str]:
@@ -49,8 +49,9 @@ def judge(
 
 
 def holds_needle(canonical: str, start: int, end: int, needle: str) -> bool:
-    """True when a chunk's content, ``canonical[start:end]``, contains the whole needle, whitespace folded."""
-    return fold_whitespace(needle) in fold_whitespace(canonical[start:end])
+    """True when a chunk's content, ``canonical[start:end]``, contains the whole needle, both folded
+    (``folding.fold``: whitespace, typographic quotes and dashes, ...)."""
+    return fold(needle) in fold(canonical[start:end])
 
 
 def chunks_by_document(chunks: Iterable[Mapping]) -> dict[str, list[Mapping]]:

@@ -23,7 +23,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from rag_assets.lib.evalsets.checks import in_a_heading, occurrences
-from rag_assets.lib.ingest.canonical import fold_whitespace
+from rag_assets.lib.ingest.folding import find_folded, fold
 
 _SENTENCE = re.compile(r"[^.!?]+(?:[.!?](?=\s|$))")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
@@ -96,14 +96,14 @@ def _sections_at(sections: Sequence[Mapping]) -> Callable[[int], str]:
 
 def sentences_of(doc_id: str, text: str, sections: Sequence[Mapping]) -> list[Candidate]:
     """The prose sentences of one document's canonical text, with their offsets."""
-    headings = {fold_whitespace(s["heading"]) for s in sections if s.get("heading")}
+    headings = {fold(s["heading"]) for s in sections if s.get("heading")}
     section_at = _sections_at(sections)
     found = []
     offset = 0
     for paragraph in text.split("\n\n"):
         start = text.find(paragraph, offset)
         offset = start + len(paragraph)
-        if "\n" in paragraph or " | " in paragraph or fold_whitespace(paragraph) in headings:
+        if "\n" in paragraph or " | " in paragraph or fold(paragraph) in headings:
             continue  # code keeps its lines, a table row its cells, a heading is not a needle
         for match in _SENTENCE.finditer(paragraph):
             sentence = match.group(0).strip()
@@ -125,9 +125,9 @@ class Mined:
 def candidates(documents: Mapping[str, tuple[str, Sequence[Mapping]]], per_document: int = 3, total: int = 50,
                embed: Callable[[list[str]], np.ndarray] | None = None, max_similarity: float = 0.85) -> Mined:
     """Needle candidates from ``documents`` ({doc id: (canonical text, sections)})."""
-    folded_docs = [fold_whitespace(text) for text, _ in documents.values()]
+    folded_docs = [fold(text) for text, _ in documents.values()]
     every = [c for doc_id, (text, sections) in sorted(documents.items()) for c in sentences_of(doc_id, text, sections)]
-    once = [c for c in every if sum(doc.count(fold_whitespace(c.text)) for doc in folded_docs) == 1]
+    once = [c for c in every if sum(doc.count(fold(c.text)) for doc in folded_docs) == 1]
     repeated, restated = len(every) - len(once), 0
     if embed is not None and len(every) > 1:
         vectors = np.asarray(embed([c.text for c in every]), dtype=np.float32)
@@ -189,13 +189,13 @@ def review(records: Sequence[tuple[str, dict]], documents: Mapping[str, tuple[st
            phrasings: Sequence[str] = ("doc", "ticket"), max_shared_words: int = 5) -> Review:
     """``records`` are (``file:line``, the needle's JSON object)."""
     result = Review(needles=len(records))
-    folded = {doc_id: fold_whitespace(text) for doc_id, (text, _) in documents.items()}
-    headings = {doc_id: [fold_whitespace(s["heading"]) for s in sections if s.get("heading")]
+    folded = {doc_id: fold(text) for doc_id, (text, _) in documents.items()}
+    headings = {doc_id: [fold(s["heading"]) for s in sections if s.get("heading")]
                 for doc_id, (_, sections) in documents.items()}
     seen_ids: dict[str, str] = {}
     covered_documents, covered_sections = set(), set()
     for where, record in records:
-        needle, doc_id, key = fold_whitespace(str(record.get("needle", ""))), str(record.get("doc_id", "")), record.get("id")
+        needle, doc_id, key = fold(str(record.get("needle", ""))), str(record.get("doc_id", "")), record.get("id")
         if key in seen_ids:
             result.problems.append(f"{where}: id {key!r} is used already at {seen_ids[key]}")
         seen_ids.setdefault(key, where)
@@ -219,8 +219,8 @@ def review(records: Sequence[tuple[str, dict]], documents: Mapping[str, tuple[st
                                      "not meaning")
         if count == 1 and doc_id in documents:
             covered_documents.add(doc_id)
-            start = documents[doc_id][0].find(str(record.get("needle", "")))
-            covered_sections.add((doc_id, _sections_at(documents[doc_id][1])(max(start, 0))))
+            found = find_folded(documents[doc_id][0], str(record.get("needle", "")))
+            covered_sections.add((doc_id, _sections_at(documents[doc_id][1])(found[0] if found else 0)))
     result.uncovered_documents = sorted(set(documents) - covered_documents)
     all_sections = {(doc_id, s["path"]) for doc_id, (_, sections) in documents.items() for s in sections}
     result.uncovered_sections = len(all_sections - covered_sections)

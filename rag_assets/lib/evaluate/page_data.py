@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 
 import duckdb
@@ -33,8 +32,8 @@ from rag_assets.lib.evaluate.measures import (
     table_exists,
 )
 from rag_assets.lib.evaluate.verdict import refusal_lines, verdict
-from rag_assets.lib.ingest.canonical import fold_whitespace
 from rag_assets.lib.ingest.documents import canonical_texts
+from rag_assets.lib.ingest.folding import find_folded
 from rag_assets.lib.retrieve.engine import gate_of
 from rag_assets.lib.store import paths
 from rag_assets.lib.store.stamps import EXTERNAL_MODEL
@@ -71,13 +70,9 @@ def _clean(value):
 
 
 def locate(content: str, needle: str) -> tuple[int, int] | None:
-    """Where ``needle`` lies in ``content``, whitespace folded as judging folds it (``holds_needle``), as
-    (start, end) offsets of ``content``; None when it does not lie there whole."""
-    words = fold_whitespace(needle).split(" ")
-    if not words or words == [""]:
-        return None
-    found = re.search(r"\s+".join(re.escape(word) for word in words), content)
-    return (found.start(), found.end()) if found else None
+    """Where ``needle`` lies in ``content``, folded as judging folds it (``holds_needle``), as (start, end)
+    offsets of ``content``; None when it does not lie there whole."""
+    return find_folded(content, needle)
 
 
 def _mean_difference_interval(a: list[float], b: list[float]) -> tuple[float, float, float]:

@@ -1,4 +1,4 @@
-"""Where a returned passage lies in the canonical document texts: exactly (whitespace folded), or at its
+"""Where a returned passage lies in the canonical document texts: exactly (folded as a reader compares text: ``folding.fold``), or at its
 best approximate match (the share of its characters the match covers, recorded), so an external hit has a
 ``#char=`` locator like ours; one that cannot be located is kept and counted."""
 
@@ -8,7 +8,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Mapping
 
-from rag_assets.lib.ingest.canonical import fold_whitespace
+from rag_assets.lib.ingest.folding import fold, folded_with_offsets
 from rag_assets.lib.retrieve.external.hits import Hit
 
 LOCATED_RATIO = 0.85  # the least share of a hit's characters an approximate match must cover to locate it
@@ -26,32 +26,15 @@ class Located:
     ratio: float  # 1.0 exact; the share of the hit's characters the best match covers; 0.0 not located
 
 
-def _folded_with_offsets(text: str) -> tuple[str, list[int]]:
-    """``text`` with whitespace folded, and for each character of it the offset in ``text``."""
-    folded, offsets, last_space = [], [], True
-    for offset, character in enumerate(text):
-        if character.isspace():
-            if not last_space:
-                folded.append(" ")
-                offsets.append(offset)
-            last_space = True
-        else:
-            folded.append(character)
-            offsets.append(offset)
-            last_space = False
-    offsets.append(len(text))
-    return "".join(folded), offsets
-
-
 class Locator:
     """Finds where a returned passage lies in the canonical texts (folded once per document)."""
 
     def __init__(self, documents: Mapping[str, str]) -> None:
         self.documents = documents
-        self.folded = {doc_id: _folded_with_offsets(text) for doc_id, text in documents.items()}
+        self.folded = {doc_id: folded_with_offsets(text) for doc_id, text in documents.items()}
 
     def locate(self, hit: Hit) -> Located:
-        text = fold_whitespace(hit.text)
+        text = fold(hit.text)
         if not text:
             return Located(None, None, None, 0.0)
         candidates = [hit.doc_id] if hit.doc_id in self.folded else list(self.folded)

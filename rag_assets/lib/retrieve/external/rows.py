@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from rag_assets.lib.ingest.canonical import fold_whitespace
+from rag_assets.lib.ingest.folding import fold
 from rag_assets.lib.retrieve.context import context_columns, count_tokens
 from rag_assets.lib.retrieve.external.asking import Answered
 from rag_assets.lib.retrieve.external.hits import ExternalRetrieverError, Hit
@@ -20,8 +20,8 @@ def hit_holds(hit: Hit, located: Located, spans: Sequence[tuple[str, str]]) -> b
     text, in the needle's document. A hit that cannot be located is never correct."""
     if located.doc_id is None:
         return False
-    text = fold_whitespace(hit.text)
-    return any(fold_whitespace(needle) in text and located.doc_id == doc_id for doc_id, needle in spans)
+    text = fold(hit.text)
+    return any(fold(needle) in text and located.doc_id == doc_id for doc_id, needle in spans)
 
 
 def hit_id(key: str, rank: int, located: Located) -> str:
