@@ -20,7 +20,12 @@ from rag_assets.assets.embeddings import (
 )
 from rag_assets.assets.eval_set import EVAL_SET_CHECKS, eval_set
 from rag_assets.assets.external import external_retriever, external_runs
-from rag_assets.assets.extraction import every_document_extracted, extracted_text, no_source_syntax_left
+from rag_assets.assets.extraction import (
+    every_document_extracted,
+    extracted_text,
+    extraction_code_version,
+    no_source_syntax_left,
+)
 from rag_assets.assets.metrics import (
     metrics_stamps_agree,
     no_significant_regression,
@@ -68,11 +73,17 @@ def with_owners_and_tags(assets: list, owners: list[str], tags: dict[str, str]) 
 
 
 def with_parameters_versioned(assets: list, settings: RagSettings) -> list:
-    """The assets with ``lexical_runs``' code version of the BM25 parameters the settings bind: a changed
-    parameter shows its partitions stale, and the runner and the automation rebuild them."""
-    version = lexical_code_version(settings.bm25_config())
-    return [asset.map_asset_specs(lambda spec: spec.replace_attributes(code_version=version))
-            if asset is lexical_runs else asset for asset in assets]
+    """The assets with the code versions of the settings they are built with: ``lexical_runs``' of the BM25
+    parameters, ``extracted_text``'s of whether a tree's code may run; a changed setting shows them stale, and
+    the runner and the automation rebuild them."""
+    versions = {"lexical_runs": lexical_code_version(settings.bm25_config()),
+                "extracted_text": extraction_code_version(settings.run_tree_code)}
+    versioned = []
+    for asset in assets:
+        version = versions.get(asset.key.to_user_string()) if asset is lexical_runs or asset is extracted_text else None
+        versioned.append(asset.map_asset_specs(lambda spec, version=version: spec.replace_attributes(
+            code_version=version)) if version else asset)
+    return versioned
 
 
 def build_definitions(settings: RagSettings | None = None, models: EmbeddingModels | None = None) -> Definitions:

@@ -100,6 +100,7 @@ class RagSettings(ConfigurableResource):
     retrievers_file: str = _setting("retrievers_file")
     phrasings: list[str] = _setting("evaluation.phrasings")
     max_document_bytes: int = _setting("evaluation.max_document_bytes")
+    run_tree_code: bool = _setting("evaluation.run_tree_code")
     top_k: int = _setting("evaluation.top_k")
     owners: list[str] = _setting("catalog.owners")
     asset_tags: dict[str, str] = _setting("catalog.tags")

@@ -66,6 +66,10 @@ class Evaluation(_Group):
         "(comma-separated).")
     max_document_bytes: int = Field(50 * 1024 * 1024, ge=1, description="A document larger than this fails "
                                     "extraction (status 'failed') instead of being read.")
+    run_tree_code: bool = Field(False, description="Let a Sphinx tree's own code run when it is read: its conf.py "
+                                "is executed, its extensions loaded and autodoc imports the documented package, as "
+                                "its site's build does. This RUNS THE TREE'S CODE: off by default, when autodoc's "
+                                "pages give no text (counted) and the tree's configuration is only read.")
 
     @field_validator("retrievers", "phrasings", mode="before")
     @classmethod

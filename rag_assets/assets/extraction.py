@@ -19,10 +19,16 @@ from rag_assets.lib.ingest.documents import (
     extract_entry,
     extraction_summary,
     nothing_extracted,
+    tree_configuration,
 )
 from rag_assets.lib.ingest.extraction import EXTRACTOR_VERSION
 from rag_assets.lib.store.schemas import EXTRACTED_TEXT, table_from_rows
 from rag_assets.resources import RagSettings
+
+
+def extraction_code_version(run_tree_code: bool) -> str:
+    """``extracted_text``'s code version: the extractor's, and whether a tree's code runs (a different text)."""
+    return f"{EXTRACTOR_VERSION}-tree-code" if run_tree_code else EXTRACTOR_VERSION
 
 
 @asset(group_name="corpus", automation_condition=REBUILD_CORPUS, kinds={"python", "parquet"},
@@ -33,28 +39,36 @@ def extracted_text(settings: RagSettings, corpus_snapshot: pa.Table) -> Output[p
         row | {"snapshot_id": entry["snapshot_id"]}
         for entry in corpus_snapshot.to_pylist()
         for row in extract_entry(Path(entry["corpus_dir"]), entry["path"], entry["format"], entry["sha256"],
-                                 settings.max_document_bytes)
+                                 settings.max_document_bytes, settings.run_tree_code)
     ]
     summary = extraction_summary(rows)
     problem = nothing_extracted(summary, settings.corpus_dir)
     if problem:
         raise Failure(description=problem)
     table = table_from_rows(EXTRACTED_TEXT, rows, "extracted_text")
-    return versioned_output(
-        table, table_version(table),
-        metadata={
-            "documents": summary["documents"],
-            "documents_ok": summary["ok"],
-            "documents_failed": summary["failed"],
-            "failed": MetadataValue.json(summary["failures"]),
-            "characters": summary["characters"],
-            "sections": summary["sections"],
-            "formats": MetadataValue.json(summary["formats"]),
-            "largest_documents": MetadataValue.md(summary["largest_table"]),
-            "source_syntax_lines": summary["syntax_lines"], "unknown_constructs": summary["unknown_constructs"],
-            "least_faithful": MetadataValue.md(summary["fidelity_table"] or "every document renders without source syntax"),
-        },
-    )
+    return versioned_output(table, table_version(table), metadata=extraction_metadata(
+        summary, *tree_configuration(corpus_snapshot.to_pylist(), Path(settings.corpus_dir))))
+
+
+def extraction_metadata(summary: dict, trees: list[dict], configuration: dict[str, str]) -> dict:
+    """``extracted_text``'s metadata: the counts, the failures, the largest and least faithful documents, the
+    trees' configurations the documents were read with (one above the corpus folder shows as ../), the
+    configuration files the corpus holds (listed, not documents) and autodoc's directives left without text."""
+    return {
+        "documents": summary["documents"],
+        "documents_ok": summary["ok"],
+        "documents_failed": summary["failed"],
+        "failed": MetadataValue.json(summary["failures"]),
+        "characters": summary["characters"],
+        "sections": summary["sections"],
+        "formats": MetadataValue.json(summary["formats"]),
+        "largest_documents": MetadataValue.md(summary["largest_table"]),
+        "source_syntax_lines": summary["syntax_lines"], "unknown_constructs": summary["unknown_constructs"],
+        "trees": MetadataValue.json(trees),
+        "configuration_files": MetadataValue.json(configuration),
+        "generated_from_code": summary["from_code"],
+        "least_faithful": MetadataValue.md(summary["fidelity_table"] or "every document renders without source syntax"),
+    }
 
 
 @asset_check(asset=extracted_text, description="Warns when any document failed extraction, naming each.")

@@ -18,7 +18,9 @@ def corpus_documents(corpus: Path, home: Path) -> dict[str, tuple[str, list[dict
     from rag_assets.lib.ingest.documents import corpus_documents as extracted
     from rag_assets.settings import current
 
-    return extracted(corpus, paths.partition_path(home, "extracted_text"), current().evaluation.max_document_bytes)
+    evaluation = current().evaluation
+    return extracted(corpus, paths.partition_path(home, "extracted_text"), evaluation.max_document_bytes,
+                     evaluation.run_tree_code)
 
 
 def suggest_command(args: argparse.Namespace, home: Path) -> int:

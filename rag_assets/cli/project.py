@@ -42,6 +42,18 @@ def init_command(args: argparse.Namespace, home: Path) -> int:
     corpus = args.corpus or ("docs" if (folder / "docs").is_dir() else ".")
     folder.mkdir(parents=True, exist_ok=True)
     path.write_text(TEMPLATE.format(corpus=corpus), encoding="utf-8")
-    print(f"wrote {path}: corpus {folder / corpus}. Next: `rag-assets needles suggest needles.jsonl` drafts "
-          "needles to complete, then `rag-assets evaluate` from this folder.")
+    print(f"wrote {path}: corpus {folder / corpus}.{tree_note(folder / corpus)} Next: `rag-assets needles suggest "
+          "needles.jsonl` drafts needles to complete, then `rag-assets evaluate` from this folder.")
     return EXIT_OK
+
+
+def tree_note(corpus: Path) -> str:
+    """The documentation tree's configuration the corpus is read with, when it lies above the corpus folder (an
+    ``mkdocs.yml`` beside ``docs/``): it stays in reach, read with the corpus and never indexed."""
+    from rag_assets.lib.ingest.doc_sources import tree_above
+
+    tree = tree_above(corpus) if corpus.is_dir() else None
+    if tree is None:
+        return ""
+    return (f" Its pages are read with the {tree.tool} configuration {tree.config} beside it (read, never "
+            "indexed).")

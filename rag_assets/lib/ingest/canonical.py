@@ -48,6 +48,7 @@ class Extracted:
     text: str
     sections: list[Section] = field(default_factory=list)
     unknown_constructs: int = 0  # directives and roles nobody registered (kept), include markers dropped
+    from_code: int = 0  # directives whose text is generated from the documented code (autodoc), left without text
 
 
 def fold_whitespace(text: str) -> str:

@@ -14,12 +14,14 @@ import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from rag_assets.lib.ingest.doc_sources import configuration_kind
 from rag_assets.lib.ingest.extraction.registry import FORMAT_BY_SUFFIX  # the formats, declared once
 
 UNSUPPORTED = "unsupported"
 BEIR_CORPUS = "beir-corpus"  # one file holding many documents
 BEIR_EVAL = "beir-eval"  # queries, judgements and evidence of a BEIR folder: not documents
-NOT_DOCUMENTS = (BEIR_EVAL,)
+CONFIGURATION = "configuration"  # a documentation tree's configuration (conf.py, mkdocs.yml, ...): not documents
+NOT_DOCUMENTS = (BEIR_EVAL, CONFIGURATION)
 BEIR_CORPUS_FILES = ("corpus.jsonl", "corpus.jsonl.gz")  # the corpus file of a BEIR folder, plain or gzipped
 
 
@@ -51,7 +53,9 @@ def scan_corpus(folder: Path, skipped: dict[str, str] | None = None) -> list[Man
     """Every non-hidden file under ``folder``, sorted by relative path.
 
     A BEIR folder (one holding ``corpus.jsonl`` or ``corpus.jsonl.gz``) has one document file, the
-    corpus; its other files are evaluation data. Raises CorpusError naming the folder when it does
+    corpus; its other files are evaluation data. A documentation tree's configuration (``conf.py`` and its
+    local extensions, ``mkdocs.yml``, ``docusaurus.config.*``, sidebars: ``doc_sources.configuration_kind``)
+    is listed as such, never read as a document. Raises CorpusError naming the folder when it does
     not exist, is not a folder, or holds no file of a supported format. What cannot be a document
     (a name that is not UTF-8, a broken or looping symbolic link, an unreadable folder) is left out
     and put in ``skipped`` as {relative path: reason}, never dropped silently.
@@ -70,6 +74,8 @@ def scan_corpus(folder: Path, skipped: dict[str, str] | None = None) -> list[Man
         relative = path.relative_to(folder)
         if beir:
             fmt = BEIR_CORPUS if relative.as_posix() in BEIR_CORPUS_FILES else BEIR_EVAL
+        elif configuration_kind(folder, relative.as_posix()):
+            fmt = CONFIGURATION
         else:
             fmt = detect_format(path)
         entries.append(ManifestEntry(path=relative.as_posix(), size=path.stat().st_size, sha256=_sha256(path), format=fmt))

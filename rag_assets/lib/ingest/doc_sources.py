@@ -26,30 +26,129 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-SPHINX, MKDOCS = "sphinx", "mkdocs"
+SPHINX, MKDOCS, DOCUSAURUS = "sphinx", "mkdocs", "docusaurus"
+DOCUSAURUS_CONFIGS = tuple(f"docusaurus.config.{suffix}" for suffix in ("js", "ts", "mjs", "cjs"))
+ABOVE = 3  # folders above the corpus folder looked in for the configuration of the tree it is part of
 
 
 @dataclass(frozen=True)
 class SourceFile:
-    """Where a document lives: the corpus folder and its path under it (for the tree it belongs to)."""
+    """Where a document lives: the corpus folder and its path under it (for the tree it belongs to), and
+    whether the tree's own code may run (``run_tree_code``: a Sphinx tree's conf.py, its extensions and the
+    package autodoc imports; off by default)."""
 
     root: Path
     path: str
+    run_tree_code: bool = False
 
 
-def tree_of(source: SourceFile) -> tuple[str, Path] | None:
-    """(SPHINX or MKDOCS, the folder of its conf.py or mkdocs.yml), nearest first, up to the corpus folder."""
+class Tree(NamedTuple):
+    """The documentation tree a document belongs to: its tool, the folder it is built from (Sphinx: the
+    source folder built as the project, inside the corpus; MkDocs and Docusaurus: the configuration's
+    folder, which may lie above the corpus) and its configuration file."""
+
+    tool: str
+    folder: Path
+    config: Path
+
+
+def tree_of(source: SourceFile) -> Tree | None:
+    """The nearest tree (a ``conf.py``, an ``mkdocs.yml``, a ``docusaurus.config.*``) from the document's folder
+    up to the corpus folder; else the one the corpus folder is part of (``tree_above``)."""
     root = Path(source.root).resolve()
     folder = (root / source.path).resolve().parent
     while True:
-        if (folder / "conf.py").is_file():
-            return SPHINX, folder
-        if mkdocs_file(folder) is not None:
-            return MKDOCS, folder
+        found = _tree_at(folder, root)
+        if found is not None:
+            return found
         if folder == root or root not in folder.parents:
-            return None
+            return tree_above(root)
         folder = folder.parent
+
+
+def _tree_at(folder: Path, root: Path) -> Tree | None:
+    if (folder / "conf.py").is_file():
+        return Tree(SPHINX, folder, folder / "conf.py")
+    mkdocs = mkdocs_file(folder)
+    if mkdocs is not None:
+        return Tree(MKDOCS, folder, mkdocs)
+    docusaurus = docusaurus_file(folder)
+    if docusaurus is not None:
+        return Tree(DOCUSAURUS, folder, docusaurus)
+    return None
+
+
+def tree_above(root: Path) -> Tree | None:
+    """The tree a corpus folder is part of when its configuration lies above it (``ABOVE`` folders at most,
+    never past a repository's top, a folder with ``.git``): an ``mkdocs.yml`` whose ``docs_dir`` is the corpus
+    folder or holds it; a Sphinx ``conf.py`` whose source folder holds it (the corpus folder is then built as
+    the project, its configuration read from there); a ``docusaurus.config.*``. The configuration is read,
+    never indexed: the corpus is still only what lies inside its folder."""
+    root = Path(root).resolve()
+    for ancestor in list(root.parents)[:ABOVE]:
+        mkdocs = mkdocs_file(ancestor)
+        if mkdocs is not None:
+            docs = (ancestor / str(mkdocs_config(ancestor).get("docs_dir") or "docs")).resolve()
+            if docs == root or docs in root.parents:
+                return Tree(MKDOCS, ancestor, mkdocs)
+        if (ancestor / "conf.py").is_file():
+            return Tree(SPHINX, root, ancestor / "conf.py")
+        docusaurus = docusaurus_file(ancestor)
+        if docusaurus is not None:
+            return Tree(DOCUSAURUS, ancestor, docusaurus)
+        if (ancestor / ".git").exists():
+            break
+    return None
+
+
+def docusaurus_file(folder: Path) -> Path | None:
+    """The folder's ``docusaurus.config.*``, if it has one."""
+    return next((folder / name for name in DOCUSAURUS_CONFIGS if (folder / name).is_file()), None)
+
+
+def trees_used(root: Path, paths: list[str]) -> list[dict]:
+    """Which tree configuration the documents at ``paths`` were read with: one entry per configuration file
+    (its tool, its path relative to the corpus folder, ``../`` when above it, and how many documents), and one
+    for the documents of no tree (plain Markdown and reStructuredText), for the extraction summary."""
+    root = Path(root).resolve()
+    counts: dict[tuple[str, str], int] = {}
+    for path in paths:
+        tree = tree_of(SourceFile(root, path))
+        key = (tree.tool, os.path.relpath(tree.config, root)) if tree else ("none", "")
+        counts[key] = counts.get(key, 0) + 1
+    return [{"tool": tool, "configuration": config, "documents": count}
+            for (tool, config), count in sorted(counts.items())]
+
+
+# --- which files of a tree are its configuration, not documents ---------------------------------------
+
+_CONFIGURATION_NAMES = re.compile(
+    r"^(?:conf\.py|mkdocs\.ya?ml|mkdocs\.[\w.-]+\.ya?ml|docusaurus\.config\.[cm]?[jt]s|sidebars(?:\.[\w-]+)?\.(?:[cm]?[jt]s|json)"
+    r"|_category_\.(?:json|ya?ml))$")
+_EXTENSION_FOLDERS = ("_ext", "_exts", "_extensions", "ext", "exts", "sphinxext", "_sphinxext")
+
+
+def configuration_kind(root: Path, path: str) -> str | None:
+    """Why a corpus file is its tree's configuration (named after the tool), or None: a Sphinx ``conf.py`` and
+    the local extensions beside it (a ``.py`` file in an ``_ext``-like folder next to a ``conf.py``), an
+    ``mkdocs.yml``, a ``docusaurus.config.*``, Docusaurus sidebars and category files."""
+    name = Path(path).name
+    if _CONFIGURATION_NAMES.match(name):
+        if name == "conf.py":
+            return "Sphinx configuration"
+        if name.startswith("mkdocs"):
+            return "MkDocs configuration"
+        if name.startswith("docusaurus"):
+            return "Docusaurus configuration"
+        return "Docusaurus sidebars" if name.startswith("sidebars") else "Docusaurus category"
+    parts = Path(path).parts
+    if name.endswith(".py"):
+        for depth in range(len(parts) - 1):
+            if parts[depth] in _EXTENSION_FOLDERS and (Path(root, *parts[:depth]) / "conf.py").is_file():
+                return "Sphinx extension"
+    return None
 
 
 # --- what is left of source syntax in a canonical text ------------------------------------------------
@@ -62,14 +161,16 @@ _SYNTAX = re.compile("|".join([
     r"\{\s*[#.][\w-]+[^}]*\}\s*$",  # an attribute list, { #id } or {.class}
     r"\{\*.*\*\}",  # an include marker, {* path *}
     r"--8<--",  # a snippet marker
-    r"^\s*(?:import|export)\s+[\w{*].*(?:from\s+['\"]|=)",  # an MDX import or export
 ]), re.MULTILINE)
+# an MDX import or export left in the prose: a paragraph of its own (in a code block it is code)
+_MDX_STATEMENT = re.compile(r"^\s*(?:import|export)\s+[\w{*].*(?:from\s+['\"]|=)")
 
 
 def syntax_lines(text: str) -> int:
     """How many lines of ``text`` still carry source syntax (roles, directive lines, fences, attribute
-    lists, include markers, MDX imports)."""
-    return sum(1 for line in text.split("\n") if _SYNTAX.search(line))
+    lists, include markers, MDX imports outside code)."""
+    return sum(1 for line in text.split("\n") if _SYNTAX.search(line)) + sum(
+        1 for paragraph in text.split("\n\n") if "\n" not in paragraph and _MDX_STATEMENT.search(paragraph))
 
 
 # --- Markdown: front matter, MDX, include markers -------------------------------------------------------
@@ -77,7 +178,7 @@ def syntax_lines(text: str) -> int:
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _MDX_MODULE_LINE = re.compile(r"^(?:import|export)\s.*$\n?", re.MULTILINE)
 _MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.DOTALL)
-_COLON_FENCE = re.compile(r"^:::+[ \t]*(\w[\w-]*)?[ \t]*(.*)$", re.MULTILINE)
+_COLON_FENCE = re.compile(r"^[ \t]*:::+[ \t]*(\w[\w-]*)?[ \t]*(.*)$", re.MULTILINE)
 _BRACE_INCLUDE = re.compile(r"^[ \t]*\{\*\s*(\S+)(.*?)\*\}[ \t]*$", re.MULTILINE)
 _SNIPPET = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+["']?([^"'\n]+?)["']?[ \t]*$""", re.MULTILINE)
 _CODE_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".sh": "bash", ".toml": "toml",
@@ -98,12 +199,78 @@ def front_matter(text: str) -> tuple[dict, str]:
     return (meta if isinstance(meta, dict) else {}), text[match.end():]
 
 
+_CODE_FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
+_CODE_TITLE = re.compile(r"""\btitle=(?:"([^"]*)"|'([^']*)'|(\S+))""")
+# Docusaurus' line-highlighting comments, dropped from code as Docusaurus drops them
+_HIGHLIGHT_COMMENT = re.compile(
+    r"^[ \t]*(?://|#|--|;|%|/\*|\{/\*|<!--)[ \t]*highlight-(?:next-line|start|end)[ \t]*(?:\*/\}?|-->)?[ \t]*$")
+_ADMONITION_TITLE = re.compile(r"^\[(.*)\]\s*$")
+
+
 def mdx_to_markdown(text: str) -> str:
-    """MDX (Docusaurus) as Markdown: ``import``/``export`` lines and ``{/* */}`` comments go; a ``:::note
-    Title`` fence keeps its title and body (fence lines go); component tags are left to the HTML rules,
-    which keep their children's text."""
-    text = _MDX_COMMENT.sub("", _MDX_MODULE_LINE.sub("", text))
-    return _COLON_FENCE.sub(lambda m: f"\n**{m.group(2).strip()}**\n" if m.group(2).strip() else "\n", text)
+    """MDX (Docusaurus; its ``.md`` pages too) as Markdown, as Docusaurus renders it: outside code fences,
+    ``import``/``export`` lines and ``{/* */}`` comments go, and a ``:::note Title`` (or ``:::note[Title]``)
+    fence keeps its title and body (fence lines go); inside code fences everything is code, but the
+    ``// highlight-next-line``, ``highlight-start`` and ``highlight-end`` comments go, and a fence's
+    ``title="..."`` becomes the caption above the code. Component tags are left to the HTML rules, which keep
+    their children's text."""
+    out: list[str] = []
+    prose: list[str] = []
+    fence: str | None = None
+
+    def flush() -> None:
+        block = _MDX_COMMENT.sub("", _without_module_statements(prose))
+        out.append(_COLON_FENCE.sub(_admonition, block))
+        prose.clear()
+
+    for line in text.split("\n"):
+        opening = _CODE_FENCE.match(line)
+        if fence is None and opening:
+            flush()
+            indent, marker, info = opening.groups()
+            title = _CODE_TITLE.search(info)
+            if title:
+                caption = next(group for group in title.groups() if group is not None)
+                out.append(f"{indent}{caption}\n")
+                info = _CODE_TITLE.sub("", info).strip()
+            out.append(f"{indent}{marker}{info}")
+            fence = marker
+        elif fence is not None:
+            if line.strip().startswith(fence[0] * len(fence)) and not line.strip().strip(fence[0]):
+                fence = None
+                out.append(line)
+            elif not _HIGHLIGHT_COMMENT.match(line):
+                out.append(line)
+        else:
+            prose.append(line)
+    flush()
+    return "\n".join(out)
+
+
+def _without_module_statements(lines: list[str]) -> str:
+    """MDX prose without its ``import``/``export`` statements, a statement running over several lines (an
+    ``import {a,\n b} from "x"`` or an exported object) taken out whole: until its braces close and it names
+    where it comes from, or ends with ``;``."""
+    kept, depth, inside = [], 0, False
+    for line in lines:
+        if not inside and _MDX_MODULE_LINE.match(line + "\n"):
+            inside, depth = True, 0
+        if inside:
+            depth += line.count("{") + line.count("(") + line.count("[") - line.count("}") - line.count(")") \
+                - line.count("]")
+            if depth <= 0 and (line.rstrip().endswith(";") or re.search(r"""\bfrom\s+['"]""", line)
+                               or not line.rstrip().endswith((",", "{", "(", "[", "=")) ):
+                inside = False
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _admonition(match: re.Match) -> str:
+    title = match.group(2).strip()
+    bracketed = _ADMONITION_TITLE.match(title)
+    title = bracketed.group(1).strip() if bracketed else title
+    return f"\n**{title}**\n" if title else "\n"
 
 
 def resolve_includes(text: str, source: SourceFile, bases: list[Path]) -> tuple[str, int]:
@@ -186,7 +353,7 @@ def mkdocs_extensions(config: dict) -> tuple[list[str], dict[str, dict]]:
             continue
         options = {k: v for k, v in (options or {}).items() if v is not None and k not in ("permalink",)}
         try:  # loaded and run on a sample: some need MkDocs' own processors and fail only when they run
-            markdown.Markdown(extensions=[*MKDOCS_BASE_EXTENSIONS, name],
+            markdown.Markdown(extensions=[*MKDOCS_BASE_EXTENSIONS, *([] if name in MKDOCS_BASE_EXTENSIONS else [name])],
                               extension_configs={name: options} if options else {}).convert("# a\n\nb `c` [d](e.md)\n")
         except Exception:  # noqa: BLE001 - an extension of a plugin not installed here, or a bad option
             continue
@@ -212,14 +379,96 @@ def _mkdocs_tree(tree: Path) -> tuple[dict, list[str], dict[str, dict]]:
 
 def render_mkdocs(body: str, source: SourceFile, tree: Path) -> tuple[str, int]:
     """(an MkDocs page's HTML as its site renders the content, include markers dropped); ``body`` is the
-    page after its front matter."""
+    page after its front matter. A ``/// name`` block no extension of the tree declares keeps its body (and
+    its title); with the autorefs plugin (or mkdocstrings, which brings it), a ``[title][identifier]`` or
+    ``[identifier][]`` reference is its title, as the site's link shows it; code annotation markers
+    (``# (1)!``) are dropped from code."""
     import markdown
 
     config, names, configs = _mkdocs_tree(tree)
     docs = tree / str(config.get("docs_dir") or "docs")
     body, dropped = resolve_includes(body, source, [docs, tree])
+    body = _undeclared_blocks_opened(body, _declared_blocks(names, configs))
     try:
-        return markdown.Markdown(extensions=names, extension_configs=configs).convert(body), dropped
+        html = markdown.Markdown(extensions=names, extension_configs=configs).convert(body)
     except Exception:  # noqa: BLE001 - a configured extension that fails on this page: the base set alone
-        return markdown.Markdown(extensions=MKDOCS_BASE_EXTENSIONS, extension_configs={"toc": {"permalink": False}}
-                                 ).convert(body), dropped
+        html = markdown.Markdown(extensions=MKDOCS_BASE_EXTENSIONS, extension_configs={"toc": {"permalink": False}}
+                                 ).convert(body)
+    if _uses_autorefs(config):
+        html = autorefs_as_titles(html)
+    return _without_annotation_markers(html), dropped
+
+
+# the blocks pymdownx.blocks declares by default (its admonition and details types, and the other blocks)
+_DEFAULT_BLOCKS = {"admonition", "details", "tab", "html", "definition", "caption", "figure-caption",
+                   "table-caption", "note", "attention", "caution", "danger", "error", "tip", "hint", "warning",
+                   "important", "seealso", "info", "abstract", "success", "question", "failure", "bug", "example",
+                   "quote", "todo", "summary", "tldr", "check", "done", "help", "faq", "fail", "missing",
+                   "cite"}
+_BLOCK_LINE = re.compile(r"^[ \t]*(/{3,})[ \t]*([\w-]*)[ \t]*(?:\|[ \t]*(.*?))?[ \t]*$")
+
+
+def _declared_blocks(names: list[str], configs: dict[str, dict]) -> set[str]:
+    """The ``/// name`` blocks the tree's extensions declare: the defaults and the ``types`` configured for
+    pymdownx.blocks' admonition and details (a name, or a mapping with one)."""
+    declared = set(_DEFAULT_BLOCKS)
+    for name in names:
+        for kind in (configs.get(name) or {}).get("types") or []:
+            declared.add(kind.get("name") if isinstance(kind, dict) else str(kind))
+    return declared
+
+
+def _undeclared_blocks_opened(body: str, declared: set[str]) -> str:
+    """``body`` with each ``/// name`` block no extension declares opened: its fence lines go, its title (after
+    ``|``) stays as a paragraph, its body as written. Code fences are left alone."""
+    out, stack, fence = [], [], None
+    for line in body.split("\n"):
+        code = _CODE_FENCE.match(line)
+        if fence is not None:
+            if code and code.group(2)[0] == fence[0] and len(code.group(2)) >= len(fence) and not code.group(3).strip():
+                fence = None
+            out.append(line)
+            continue
+        if code:
+            fence = code.group(2)
+            out.append(line)
+            continue
+        block = _BLOCK_LINE.match(line)
+        if block and block.group(2):  # an opening line, /// name | title
+            undeclared = block.group(2) not in declared
+            stack.append(undeclared)
+            if undeclared:
+                out.extend(["", f"**{block.group(3)}**", ""] if block.group(3) else [""])
+                continue
+        elif block and not block.group(3) and stack:  # a closing line, ///
+            if stack.pop():
+                out.append("")
+                continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def _uses_autorefs(config: dict) -> bool:
+    names = [next(iter(entry)) if isinstance(entry, dict) else entry for entry in config.get("plugins") or []]
+    return any(name in ("autorefs", "mkdocstrings") for name in names if isinstance(name, str))
+
+
+_PRE = re.compile(r"(<pre\b.*?</pre>)", re.DOTALL)
+_AUTOREF = re.compile(r"\[((?:[^\[\]<]|<(?!/?(?:p|div|li|pre)\b)[^>]*>)+?)\]\[([^\[\]\s<>]*)\]")
+
+
+def autorefs_as_titles(html: str) -> str:
+    """mkdocs-autorefs' references, left literal by Python-Markdown (their identifier is no link of the page),
+    as the site shows them: ``[title][identifier]`` is the title, ``[identifier][]`` the identifier."""
+    parts = _PRE.split(html)
+    return "".join(part if part.startswith("<pre") else _AUTOREF.sub(lambda m: m.group(1), part) for part in parts)
+
+
+_ANNOTATION = re.compile(r"[ \t]*(?:#|//|/\*|;|--|&lt;!--)[ \t]*\(\d+\)!?[ \t]*(?:\*/|--&gt;)?[ \t]*"
+                         r"(?=(?:</span>)*(?:\n|</code>))")
+
+
+def _without_annotation_markers(html: str) -> str:
+    """Code annotation markers (Material's ``# (1)!`` at a code line's end) dropped from the code blocks."""
+    parts = _PRE.split(html)
+    return "".join(_ANNOTATION.sub("", part) if part.startswith("<pre") else part for part in parts)

@@ -11,8 +11,8 @@ from pathlib import Path
 from rag_assets.lib.formats.markdown import escape_markdown, markdown_table
 from rag_assets.lib.ingest import beir_corpus
 from rag_assets.lib.ingest.canonical import Extracted, Section
-from rag_assets.lib.ingest.corpus import BEIR_CORPUS, NOT_DOCUMENTS
-from rag_assets.lib.ingest.doc_sources import SourceFile, syntax_lines
+from rag_assets.lib.ingest.corpus import BEIR_CORPUS, CONFIGURATION, NOT_DOCUMENTS
+from rag_assets.lib.ingest.doc_sources import SourceFile, configuration_kind, syntax_lines, trees_used
 from rag_assets.lib.ingest.extraction import (
     EXTRACTOR_NAME,
     EXTRACTOR_VERSION,
@@ -24,7 +24,7 @@ from rag_assets.lib.ingest.extraction import (
 def _row(doc_id: str, fmt: str) -> dict:
     return {"doc_id": doc_id, "format": fmt, "title": None, "text": None, "sections": [], "status": "failed",
             "error": None, "extractor": EXTRACTOR_NAME, "extractor_version": EXTRACTOR_VERSION,
-            "syntax_lines": 0, "unknown_constructs": 0}
+            "syntax_lines": 0, "unknown_constructs": 0, "from_code": 0}
 
 
 def _ok(row: dict, extracted: Extracted) -> dict:
@@ -38,6 +38,7 @@ def _ok(row: dict, extracted: Extracted) -> dict:
         "status": "ok",
         "syntax_lines": syntax_lines(extracted.text),
         "unknown_constructs": extracted.unknown_constructs,
+        "from_code": extracted.from_code,
     }
 
 
@@ -52,7 +53,7 @@ def _read_checked(root: Path, path: str, sha256: str, max_bytes: int) -> bytes:
     return data
 
 
-def extract_file(root: Path, path: str, fmt: str, sha256: str, max_bytes: int) -> dict:
+def extract_file(root: Path, path: str, fmt: str, sha256: str, max_bytes: int, run_tree_code: bool = False) -> dict:
     """One extracted-text row for a manifest entry; a broken document gets status 'failed' and why.
 
     The file is re-hashed: one that changed since the snapshot fails rather than being silently
@@ -61,18 +62,20 @@ def extract_file(root: Path, path: str, fmt: str, sha256: str, max_bytes: int) -
     row = _row(path, fmt)
     try:
         extracted = extract_document(_read_checked(root, path, sha256, max_bytes), fmt, fallback_title=Path(path).stem,
-                                     source=SourceFile(root, path))
+                                     source=SourceFile(root, path, run_tree_code))
     except (ExtractionError, OSError) as error:
         return row | {"error": str(error)}
     return _ok(row, extracted)
 
 
-def extract_entry(root: Path, path: str, fmt: str, sha256: str, max_bytes: int) -> list[dict]:
-    """The extracted-text rows of a manifest entry: one per document it holds (none for evaluation data)."""
+def extract_entry(root: Path, path: str, fmt: str, sha256: str, max_bytes: int,
+                  run_tree_code: bool = False) -> list[dict]:
+    """The extracted-text rows of a manifest entry: one per document it holds (none for evaluation data or a
+    tree's configuration). ``run_tree_code``: a Sphinx tree's conf.py and extensions run (``sphinx_sources``)."""
     if fmt in NOT_DOCUMENTS:
         return []
     if fmt != BEIR_CORPUS:
-        return [extract_file(root, path, fmt, sha256, max_bytes)]
+        return [extract_file(root, path, fmt, sha256, max_bytes, run_tree_code)]
     try:
         _read_checked(root, path, sha256, max_bytes)
         rows = []
@@ -103,7 +106,8 @@ def sections_from_rows(rows: list[dict]) -> list[Section]:
     ]
 
 
-def corpus_documents(corpus: Path, stored: Path, max_bytes: int) -> dict[str, tuple[str, list[dict]]]:
+def corpus_documents(corpus: Path, stored: Path, max_bytes: int,
+                     run_tree_code: bool = False) -> dict[str, tuple[str, list[dict]]]:
     """{doc id: (canonical text, sections)} of the corpus, extracted as the graph extracts it: from
     ``stored`` (an ``extracted_text`` partition) when it is of this very snapshot and extractor, else now."""
     import pyarrow.parquet as pq
@@ -117,7 +121,8 @@ def corpus_documents(corpus: Path, stored: Path, max_bytes: int) -> dict[str, tu
         if rows and rows[0]["snapshot_id"] == snapshot_id(entries) and rows[0]["extractor_version"] == EXTRACTOR_VERSION:
             return {r["doc_id"]: (r["text"], r["sections"]) for r in rows if r["status"] == "ok"}
     return {row["doc_id"]: (row["text"], row["sections"]) for entry in entries
-            for row in extract_entry(corpus, entry.path, entry.format, entry.sha256, max_bytes) if row["status"] == "ok"}
+            for row in extract_entry(corpus, entry.path, entry.format, entry.sha256, max_bytes, run_tree_code)
+            if row["status"] == "ok"}
 
 
 def corpus_refusal(root: Path, entries: list, max_bytes: int) -> str | None:
@@ -164,6 +169,7 @@ def extraction_summary(rows: list[dict], largest: int = 5) -> dict:
                                ("constructs kept or dropped unrendered", lambda r: r.get("unknown_constructs") or 0)],
                               unfaithful[:largest]) if unfaithful else ""
     return {
+        "from_code": sum(row.get("from_code") or 0 for row in ok),
         "syntax_lines": sum(row.get("syntax_lines") or 0 for row in ok),
         "unknown_constructs": sum(row.get("unknown_constructs") or 0 for row in ok),
         "fidelity_table": fidelity,
@@ -176,6 +182,14 @@ def extraction_summary(rows: list[dict], largest: int = 5) -> dict:
         "formats": formats,
         "largest_table": table,
     }
+
+
+def tree_configuration(entries: list[dict], corpus_dir: Path) -> tuple[list[dict], dict[str, str]]:
+    """(which tree configuration the snapshot's documents were read with: ``doc_sources.trees_used``, the
+    configuration files the snapshot holds with what each is), for the extraction summary."""
+    root = Path(entries[0]["corpus_dir"]) if entries else Path(corpus_dir)
+    trees = trees_used(root, [e["path"] for e in entries if e["format"] in ("markdown", "rst")])
+    return trees, {e["path"]: configuration_kind(root, e["path"]) for e in entries if e["format"] == CONFIGURATION}
 
 
 def nothing_extracted(summary: dict, corpus_dir: str) -> str | None:

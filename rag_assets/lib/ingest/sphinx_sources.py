@@ -8,10 +8,16 @@ by the HTML rules of ``extraction``: roles render as their text (``:func:`~pkg.m
 ("Added in version 2.1: ..."), admonitions their body, ``code-block`` and ``literalinclude`` their code
 (resolved inside the tree), section anchors the ids Sphinx gives; a ``toctree`` gives no text.
 
-The project's own ``conf.py`` is never executed (it can import anything): the build uses Sphinx's
-defaults with MyST (``.md`` files of the tree, through myst-parser) and this module's fallback, under
-which a directive or role that nobody registered keeps its content (a directive's body, a role's text)
-and is counted per page instead of being dropped.
+The project's own ``conf.py`` is not executed by default (it can import anything): the build uses Sphinx's
+defaults with MyST (``.md`` files of the tree, through myst-parser), the object types the tree's local
+extensions declare, read from their text (``sphinx_conf``: a ``.. setting:: NAME`` of Scrapy's is a target,
+not a paragraph), and this module's fallback, under which a directive that nobody registered keeps its body
+(never its argument line) and a role its text, counted per page instead of being dropped. Directives whose
+text autodoc generates from the documented code (``automodule``, ``autoclass``, ... every ``auto*``) give no
+text and are counted apart (``from_code``), since importing the package runs its code. With
+``run_tree_code`` (the setting ``evaluation.run_tree_code``, off by default) the tree is built with its own
+``conf.py`` executed, its extensions loaded and autodoc importing the package, as its site is; a tree whose
+configuration cannot run here is built without it, and ``warnings`` says why.
 """
 
 from __future__ import annotations
@@ -20,11 +26,14 @@ import atexit
 import hashlib
 import io
 import shutil
+import sys
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
+
+from rag_assets.lib.ingest.sphinx_conf import read_conf, types_extension
 
 SPHINX_CHROME = "div.toctree-wrapper, div.sphinxsidebar, div.related, a.headerlink"
 MYST_EXTENSIONS = ["colon_fence", "deflist", "fieldlist", "substitution", "attrs_inline", "attrs_block", "tasklist"]
@@ -38,7 +47,9 @@ class SphinxBuild:
     source_root: Path
     html_root: Path
     unknown: dict[str, int] = field(default_factory=dict)  # docname -> directives and roles kept by the fallback
+    from_code: dict[str, int] = field(default_factory=dict)  # docname -> autodoc directives left without text
     warnings: str = ""
+    configuration: str = "Sphinx's defaults"  # how the tree's conf.py was used
 
     def page(self, source: Path) -> tuple[Path, str]:
         """(the HTML page of ``source``, its docname)."""
@@ -57,24 +68,22 @@ def _tree_digest(root: Path, suffixes: tuple[str, ...]) -> str:
     return digest.hexdigest()
 
 
-def sphinx_build(source_root: Path, with_markdown: bool) -> SphinxBuild:
-    """The tree at ``source_root`` built with Sphinx's HTML builder (once per process and tree state)."""
+def sphinx_build(source_root: Path, with_markdown: bool, conf: Path | None = None,
+                 run_tree_code: bool = False) -> SphinxBuild:
+    """The tree at ``source_root`` built with Sphinx's HTML builder (once per process and tree state), with
+    ``conf`` (its ``conf.py``, inside the tree or above the corpus folder) read or, with ``run_tree_code``, run."""
     suffixes = (".rst", ".md") if with_markdown else (".rst",)
-    key = (str(source_root.resolve()), _tree_digest(source_root, suffixes))
+    conf_state = f"{conf}:{conf.stat().st_mtime_ns}" if conf is not None and conf.is_file() else ""
+    key = (str(source_root.resolve()), _tree_digest(source_root, suffixes) + conf_state + f":{run_tree_code}")
     if key not in _builds:
-        _builds[key] = _build(source_root.resolve(), suffixes)
+        _builds[key] = _build(source_root.resolve(), suffixes, conf if conf_state else None, run_tree_code)
     return _builds[key]
 
 
-def _build(source_root: Path, suffixes: tuple[str, ...]) -> SphinxBuild:
-    from sphinx.application import Sphinx
-
+def _build(source_root: Path, suffixes: tuple[str, ...], conf: Path | None, run_tree_code: bool) -> SphinxBuild:
     out = Path(tempfile.mkdtemp(prefix="rag-assets-sphinx-"))
     atexit.register(shutil.rmtree, out, True)
-    build = SphinxBuild(source_root, out / "html")
-    warnings = io.StringIO()
     overrides = {
-        "extensions": ["myst_parser"] if ".md" in suffixes else [],
         "source_suffix": {suffix: _SOURCE_SUFFIXES[suffix] for suffix in suffixes},
         "html_theme": "basic", "exclude_patterns": ["_build", "**/_build", ".*", *_other_trees(source_root)],
         "myst_enable_extensions": MYST_EXTENSIONS, "suppress_warnings": ["toc.not_included", "myst.header"],
@@ -83,10 +92,46 @@ def _build(source_root: Path, suffixes: tuple[str, ...]) -> SphinxBuild:
         "html_copy_source": False, "html_use_index": False, "html_domain_indices": False,
         "html_show_sourcelink": False,
     }
-    with _kept_unknown(build.unknown):
-        app = Sphinx(str(source_root), None, str(build.html_root), str(out / "doctrees"), "html",
-                     confoverrides=overrides, status=io.StringIO(), warning=warnings, freshenv=True,
-                     keep_going=True, parallel=0)
+    refused = ""
+    if run_tree_code and conf is not None:
+        theirs = read_conf(conf).extensions
+        extensions = [*theirs, *(["myst_parser"] if ".md" in suffixes and "myst_parser" not in theirs else [])]
+        build = SphinxBuild(source_root, out / "run" / "html", configuration=f"{conf} run (its extensions loaded)")
+        try:
+            return _run(build, out / "run", overrides | {"extensions": extensions}, conf.parent)
+        except Exception as error:  # noqa: BLE001 - a configuration that cannot run here: read without it
+            refused = (f"the tree's conf.py ({conf}) could not run here ({type(error).__name__}: {error}); "
+                       "built without its code\n")
+    read = read_conf(conf) if conf is not None else None
+    extensions = ["myst_parser"] if ".md" in suffixes else []
+    build = SphinxBuild(source_root, out / "html", configuration=(
+        f"{conf} read, not run ({len(read.object_types)} object types of its extensions)" if read else
+        "Sphinx's defaults"))
+    if read and read.object_types:
+        module = f"rag_assets_tree_types_{hashlib.sha256(str(conf).encode()).hexdigest()[:12]}"
+        (out / "extensions").mkdir()
+        (out / "extensions" / f"{module}.py").write_text(types_extension(read.object_types), encoding="utf-8")
+        extensions.append(module)
+    sys.path.insert(0, str(out / "extensions"))
+    try:
+        built = _run(build, out, overrides | {"extensions": extensions}, None)
+    finally:
+        sys.path.remove(str(out / "extensions"))
+    built.warnings = refused + built.warnings
+    return built
+
+
+def _run(build: SphinxBuild, out: Path, overrides: dict, confdir: Path | None) -> SphinxBuild:
+    from sphinx.application import Sphinx
+    from sphinx.util.docutils import docutils_namespace
+
+    warnings = io.StringIO()
+    # docutils' registries are global: what one build's extensions register (autodoc's directives) is taken
+    # out again after it, as sphinx-build does, so that the next build of the process never sees it
+    with docutils_namespace(), _kept_unknown(build.unknown, build.from_code):
+        app = Sphinx(str(build.source_root), str(confdir) if confdir else None, str(build.html_root),
+                     str(out / "doctrees"), "html", confoverrides=overrides, status=io.StringIO(),
+                     warning=warnings, freshenv=True, keep_going=True, parallel=0)
         app.build(force_all=True)
     build.warnings = warnings.getvalue()
     return build
@@ -107,8 +152,10 @@ def _root_doc(source_root: Path, suffixes: tuple[str, ...]) -> str:
 
 
 @contextmanager
-def _kept_unknown(counts: dict[str, int]) -> Iterator[None]:
-    """While Sphinx reads: a directive or role nobody registered keeps its content, counted by page."""
+def _kept_unknown(counts: dict[str, int], from_code: dict[str, int]) -> Iterator[None]:
+    """While Sphinx reads: a directive or role nobody registered keeps its content (a directive its body, never
+    its argument line), counted by page; an ``auto*`` directive nobody registered (autodoc's, generated from
+    code) gives nothing, counted apart by page."""
     from docutils import nodes
     from docutils.parsers.rst import Directive, directives, roles
 
@@ -133,10 +180,16 @@ def _kept_unknown(counts: dict[str, int]) -> Iterator[None]:
             document = self.state.document
             counts[docname_of(document)] = counts.get(docname_of(document), 0) + 1
             container = nodes.container(classes=["unregistered-directive", self.name])
-            if self.arguments:
-                container += nodes.paragraph(text=" ".join(self.arguments))
             self.state.nested_parse(self.content, self.content_offset, container)
             return [container]
+
+    class FromCode(KeptDirective):
+        """autodoc's directives, when the documented code is not imported: no text, counted."""
+
+        def run(self):
+            document = self.state.document
+            from_code[docname_of(document)] = from_code.get(docname_of(document), 0) + 1
+            return []
 
     def kept_role(name, rawtext, text, lineno, inliner, options=None, content=None):
         counts[docname_of(inliner.document)] = counts.get(docname_of(inliner.document), 0) + 1
@@ -147,7 +200,9 @@ def _kept_unknown(counts: dict[str, int]) -> Iterator[None]:
 
     def directive(name, language, document):
         found, messages = lookup_directive(name, language, document)
-        return (found, messages) if found is not None else (KeptDirective, [])
+        if found is not None:
+            return found, messages
+        return (FromCode if name.split(":")[-1].startswith("auto") else KeptDirective), []
 
     def role(name, language, lineno, reporter):
         found, messages = lookup_role(name, language, lineno, reporter)

@@ -43,6 +43,8 @@ EXTRACTED_TEXT = pa.schema([
     ("extractor_version", pa.string()), ("snapshot_id", pa.string()),
     # fidelity: lines of the text that still carry source syntax; constructs kept or dropped unrendered
     ("syntax_lines", pa.int64()), ("unknown_constructs", pa.int64()),
+    # directives whose text the site generates from the documented code (autodoc), left without text here
+    ("from_code", pa.int64()),
 ])
 
 EVAL_SET = pa.schema([

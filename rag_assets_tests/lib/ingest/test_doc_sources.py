@@ -161,7 +161,11 @@ def test_html_admonitions_in_aside_are_kept_and_footnotes_still_dropped():
     ('--8<-- "a.md"', 1), ("import Tabs from '@theme/Tabs';", 1), ("A plain sentence: with a colon.", 0),
     ("Use the `config` attribute.", 0), ("Costs {1, 2} and {x}.", 0)])
 def test_syntax_lines_counts_what_a_reader_would_not_see(line, counted):
-    assert syntax_lines(f"Intro line.\n{line}\nOutro line.") == counted
+    assert syntax_lines(f"Intro line.\n\n{line}\n\nOutro line.") == counted  # a paragraph of its own
+
+
+def test_an_import_line_in_code_is_code_not_syntax_left():
+    assert syntax_lines("Intro line.\n\nimport os\nimport Tabs from '@theme/Tabs';\nprint(os)\n\nOutro.") == 0
 
 
 def _site_text(html_files: list[Path]) -> str:

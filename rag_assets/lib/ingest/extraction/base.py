@@ -14,7 +14,9 @@ from rag_assets.lib.ingest.canonical import Extracted
 from rag_assets.lib.ingest.doc_sources import SourceFile
 
 EXTRACTOR_NAME = "rag_assets.extraction"
-EXTRACTOR_VERSION = "2"  # 2: documentation sources read as Sphinx and MkDocs render them
+EXTRACTOR_VERSION = "3"  # 2: documentation sources read as Sphinx and MkDocs render them
+# 3: a tree's configuration above the corpus folder, autodoc without text (counted), a tree's own object types,
+#    MkDocs autorefs and undeclared blocks, Docusaurus pages as MDX
 
 
 class ExtractionError(ValueError):

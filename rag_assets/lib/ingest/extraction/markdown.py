@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from rag_assets.lib.ingest.canonical import Extracted, fold_whitespace
 from rag_assets.lib.ingest.doc_sources import (
+    DOCUSAURUS,
     MKDOCS,
     SPHINX,
     SourceFile,
@@ -29,20 +30,21 @@ def _slug(text: str) -> str:
 def extract_markdown(data: bytes, fallback_title: str, source: SourceFile | None = None) -> Extracted:
     """Markdown as its tree's tool renders it (``doc_sources``): a Sphinx tree's through MyST, an MkDocs
     tree's through Python-Markdown with its extensions; otherwise CommonMark (with tables) after front
-    matter (its title is the title) and, for ``.mdx``, MDX's module lines; then the HTML rules. Headings
+    matter (its title is the title) and, for ``.mdx`` and every page of a Docusaurus tree, as MDX
+    (``mdx_to_markdown``); then the HTML rules. Headings
     of plain Markdown get GitHub anchors."""
     tree = tree_of(source) if source else None
-    if tree and tree[0] == SPHINX:
-        return extract_sphinx_page(source, tree[1], fallback_title)
+    if tree and tree.tool == SPHINX:
+        return extract_sphinx_page(source, tree.folder, fallback_title, tree.config)
     meta, text = front_matter(decode(data))
-    if tree and tree[0] == MKDOCS:
-        html, dropped = render_mkdocs(text, source, tree[1])
+    if tree and tree.tool == MKDOCS:
+        html, dropped = render_mkdocs(text, source, tree.folder)
         extracted = extract_markup(f"<html><body><main>{html}</main></body></html>", fallback_title)
         return replace(extracted, title=_meta_title(meta) or extracted.title, unknown_constructs=dropped)
     dropped = 0
     if source is not None:
-        if source.path.lower().endswith(".mdx"):
-            text = mdx_to_markdown(text)
+        if source.path.lower().endswith(".mdx") or (tree and tree.tool == DOCUSAURUS):
+            text = mdx_to_markdown(text)  # a Docusaurus tree's .md pages are MDX to Docusaurus
         text, dropped = resolve_includes(text, source, [])
     extracted = _commonmark(text, fallback_title)
     return replace(extracted, title=_meta_title(meta) or extracted.title, unknown_constructs=dropped)

@@ -15,7 +15,9 @@ def extract_rst(data: bytes, fallback_title: str, source: SourceFile | None = No
     alone), docutils to HTML. Then the HTML rules; sections keep their ids."""
     if source is not None:
         tree = tree_of(source)
-        return extract_sphinx_page(source, tree[1] if tree and tree[0] == SPHINX else None, fallback_title)
+        sphinx = tree if tree and tree.tool == SPHINX else None
+        return extract_sphinx_page(source, sphinx.folder if sphinx else None, fallback_title,
+                                   sphinx.config if sphinx else None)
     from docutils.core import publish_parts
 
     text = decode(data)
