@@ -22,8 +22,10 @@ extraction records.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -64,8 +66,13 @@ def tree_of(source: SourceFile) -> Tree | None:
         if found is not None:
             return found
         if folder == root or root not in folder.parents:
-            return tree_above(root)
+            break
         folder = folder.parent
+    document = (root / source.path).resolve()
+    for config, docs in docusaurus_sites(root):  # a site whose docs live beside it (website/ and docs/)
+        if any(d == document.parent or d in document.parents for d in docs):
+            return Tree(DOCUSAURUS, config.parent, config)
+    return tree_above(root)
 
 
 def _tree_at(folder: Path, root: Path) -> Tree | None:
@@ -98,6 +105,9 @@ def tree_above(root: Path) -> Tree | None:
         docusaurus = docusaurus_file(ancestor)
         if docusaurus is not None:
             return Tree(DOCUSAURUS, ancestor, docusaurus)
+        for config, docs in docusaurus_sites(ancestor, depth=1):
+            if any(d == root or d in root.parents for d in docs):
+                return Tree(DOCUSAURUS, config.parent, config)
         if (ancestor / ".git").exists():
             break
     return None
@@ -106,6 +116,35 @@ def tree_above(root: Path) -> Tree | None:
 def docusaurus_file(folder: Path) -> Path | None:
     """The folder's ``docusaurus.config.*``, if it has one."""
     return next((folder / name for name in DOCUSAURUS_CONFIGS if (folder / name).is_file()), None)
+
+
+_DOCS_PATH = re.compile(r"""\bpath\s*:\s*['"]([^'"]+)['"]""")
+
+
+def docusaurus_sites(folder: Path, depth: int = 2) -> list[tuple[Path, list[Path]]]:
+    """The Docusaurus sites in ``folder`` and its subfolders (``depth`` levels), each (its configuration, the
+    folders its content plugins read: every literal ``path: '...'`` of the configuration, and ``docs`` beside
+    it, that exist). Read as text, never run; looked up again after ``SITES_SECONDS`` (every document of a
+    corpus asks)."""
+    return _docusaurus_sites(Path(folder), depth, int(time.monotonic() // SITES_SECONDS))
+
+
+SITES_SECONDS = 30
+
+
+@functools.lru_cache(maxsize=256)
+def _docusaurus_sites(folder: Path, depth: int, _period: int) -> list[tuple[Path, list[Path]]]:
+    sites = []
+    for level in range(depth + 1):
+        for config in sorted(p for name in DOCUSAURUS_CONFIGS for p in Path(folder).glob("*/" * level + name)
+                             if "node_modules" not in p.parts):
+            try:
+                text = config.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            docs = {(config.parent / path).resolve() for path in [*_DOCS_PATH.findall(text), "docs"]}
+            sites.append((config, sorted(d for d in docs if d.is_dir())))
+    return sites
 
 
 def trees_used(root: Path, paths: list[str]) -> list[dict]:

@@ -248,3 +248,17 @@ def test_a_trees_configuration_is_listed_as_such_never_a_failed_document(tmp_pat
     assert {e.format for e in scan_corpus(sphinx_tree) if e.path == "demopkg/__init__.py"} == {"unsupported"}
     summary = extraction_summary([read(sphinx_tree, "index.rst")])
     assert summary["from_code"] == 1 and summary["failed"] == 0
+
+
+def test_a_docusaurus_site_beside_its_docs_folder_reads_them_as_mdx(tmp_path):
+    """Redux Toolkit's layout: website/docusaurus.config.ts reads ../docs; the corpus is the repository or docs/."""
+    repository = write(tmp_path / "repo", {
+        "website/docusaurus.config.ts": "export default {presets: [['classic', {docs: {path: '../docs'}}]]};\n",
+        "docs/intro.md": "import X from '@site/src/x';\n\n# Intro\n\n:::note\nBody of the note.\n:::\n",
+    })
+    (repository / ".git").mkdir()
+    config = repository / "website" / "docusaurus.config.ts"
+    for corpus, path in ((repository, "docs/intro.md"), (repository / "docs", "intro.md")):
+        assert tree_of(SourceFile(corpus, path)) == (DOCUSAURUS, repository / "website", config)
+        text = read(corpus, path)["text"]
+        assert text == "Intro\n\nBody of the note.", text
