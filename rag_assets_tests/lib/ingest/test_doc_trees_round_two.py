@@ -66,6 +66,12 @@ MKDOCS_TREE = {
         ```
 
         1. The client reads its token from the environment.
+
+        ::: demo.Client
+            options:
+              show_source: false
+
+        The end of the page.
     """,
 }
 
@@ -84,6 +90,9 @@ def test_a_docs_folder_is_read_with_the_mkdocs_yml_beside_it(tmp_path):
     assert "Retries follow the server's advice." in text and "///" not in text  # a block no extension declares
     assert "client = Client()" in text and "(1)" not in text  # the annotation marker goes, its text stays below
     assert "The client reads its token from the environment." in text
+    # mkdocstrings' block: its text is generated from the code, so none here, counted
+    assert "demo.Client" not in text and "show_source" not in text and text.endswith("The end of the page.")
+    assert read(corpus, "index.md")["from_code"] == 1
     assert trees_used(corpus, ["index.md"]) == [{"tool": MKDOCS, "configuration": "../mkdocs.yml", "documents": 1}]
     assert "mkdocs configuration" in tree_note(corpus) and str(repository / "mkdocs.yml") in tree_note(corpus)
     # a docs_dir that is not the corpus folder: that mkdocs.yml is another tree's

@@ -38,9 +38,10 @@ def extract_markdown(data: bytes, fallback_title: str, source: SourceFile | None
         return extract_sphinx_page(source, tree.folder, fallback_title, tree.config)
     meta, text = front_matter(decode(data))
     if tree and tree.tool == MKDOCS:
-        html, dropped = render_mkdocs(text, source, tree.folder)
+        html, dropped, from_code = render_mkdocs(text, source, tree.folder)
         extracted = extract_markup(f"<html><body><main>{html}</main></body></html>", fallback_title)
-        return replace(extracted, title=_meta_title(meta) or extracted.title, unknown_constructs=dropped)
+        return replace(extracted, title=_meta_title(meta) or extracted.title, unknown_constructs=dropped,
+                       from_code=from_code)
     dropped = 0
     if source is not None:
         if source.path.lower().endswith(".mdx") or (tree and tree.tool == DOCUSAURUS):
