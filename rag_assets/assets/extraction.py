@@ -58,6 +58,7 @@ def extraction_metadata(summary: dict, trees: list[dict], configuration: dict[st
         "documents": summary["documents"],
         "documents_ok": summary["ok"],
         "documents_failed": summary["failed"],
+        "documents_generated": MetadataValue.json(summary["generated"]),
         "failed": MetadataValue.json(summary["failures"]),
         "characters": summary["characters"],
         "sections": summary["sections"],

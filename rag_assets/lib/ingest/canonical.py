@@ -49,6 +49,7 @@ class Extracted:
     sections: list[Section] = field(default_factory=list)
     unknown_constructs: int = 0  # directives and roles nobody registered (kept), include markers dropped
     from_code: int = 0  # directives whose text is generated from the documented code (autodoc), left without text
+    code_spans: tuple[tuple[int, int], ...] = ()  # (start, end) of each code block in ``text``
 
 
 def fold_whitespace(text: str) -> str:
@@ -73,14 +74,17 @@ class CanonicalBuilder:
         self.paragraphs: list[str] = []
         self.length = 0
         self.openings: list[Opening] = []
+        self.code: list[tuple[int, int]] = []  # where the code blocks are
 
     def _next_start(self) -> int:
         return self.length + (len(PARAGRAPH_SEPARATOR) if self.paragraphs else 0)
 
-    def add(self, paragraph: str) -> tuple[int, int]:
+    def add(self, paragraph: str, code: bool = False) -> tuple[int, int]:
         start = self._next_start()
         self.paragraphs.append(paragraph)
         self.length = start + len(paragraph)
+        if code:
+            self.code.append((start, self.length))
         return start, self.length
 
     def add_heading(self, level: int, text: str, anchor: str | None) -> None:
@@ -120,7 +124,7 @@ class CanonicalBuilder:
                 Section(path=" > ".join(names), heading=opening.heading, level=opening.level, anchor=opening.anchor,
                         start=body_start, end=body_end)
             )
-        return Extracted(title=title, text=text, sections=sections)
+        return Extracted(title=title, text=text, sections=sections, code_spans=tuple(self.code))
 
 
 def _trim_end(text: str, start: int, end: int) -> int:

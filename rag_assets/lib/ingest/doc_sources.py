@@ -205,11 +205,24 @@ _SYNTAX = re.compile("|".join([
 _MDX_STATEMENT = re.compile(r"^\s*(?:import|export)\s+[\w{*].*(?:from\s+['\"]|=)")
 
 
-def syntax_lines(text: str) -> int:
-    """How many lines of ``text`` still carry source syntax (roles, directive lines, fences, attribute
-    lists, include markers, MDX imports outside code)."""
-    return sum(1 for line in text.split("\n") if _SYNTAX.search(line)) + sum(
-        1 for paragraph in text.split("\n\n") if "\n" not in paragraph and _MDX_STATEMENT.search(paragraph))
+def syntax_lines(text: str, code_spans: tuple[tuple[int, int], ...] | None = None) -> int:
+    """How many lines of ``text`` outside its code blocks (``code_spans``, as the canonical builder records
+    them) still carry source syntax (roles, directive lines, fences, attribute lists, include markers, MDX
+    imports): code shows what its author wrote (a MyST or MDX example is not syntax left over). Without
+    ``code_spans``, a paragraph of several lines is taken for code (prose is one line a paragraph)."""
+    count, offset = 0, 0
+    for line in text.split("\n"):
+        start, offset = offset, offset + len(line) + 1
+        if code_spans is not None:
+            in_code = any(a <= start < b for a, b in code_spans)
+        else:
+            paragraph_start = text.rfind("\n\n", 0, start)
+            paragraph_end = text.find("\n\n", start)
+            in_code = "\n" in text[paragraph_start + 2 if paragraph_start >= 0 else 0:
+                                    paragraph_end if paragraph_end >= 0 else len(text)]
+        if not in_code and (_SYNTAX.search(line) or _MDX_STATEMENT.search(line)):
+            count += 1
+    return count
 
 
 # --- Markdown: front matter, MDX, include markers -------------------------------------------------------
@@ -239,6 +252,7 @@ def front_matter(text: str) -> tuple[dict, str]:
 
 
 _CODE_FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
+_LISTED_FENCE = re.compile(r"^([ \t]*(?:[-*+]|\d+[.)])[ \t]+)(`{3,}|~{3,})(.*)$")  # a fence opening a list item
 _CODE_TITLE = re.compile(r"""\btitle=(?:"([^"]*)"|'([^']*)'|(\S+))""")
 # Docusaurus' line-highlighting comments, dropped from code as Docusaurus drops them
 _HIGHLIGHT_COMMENT = re.compile(
@@ -263,16 +277,17 @@ def mdx_to_markdown(text: str) -> str:
         prose.clear()
 
     for line in text.split("\n"):
-        opening = _CODE_FENCE.match(line)
+        opening = _CODE_FENCE.match(line) or _LISTED_FENCE.match(line)
         if fence is None and opening:
             flush()
-            indent, marker, info = opening.groups()
+            lead, marker, info = opening.groups()
             title = _CODE_TITLE.search(info)
             if title:
                 caption = next(group for group in title.groups() if group is not None)
-                out.append(f"{indent}{caption}\n")
+                out.append(f"{lead}{caption}\n")  # in a list item, the caption opens the item
+                lead = " " * len(lead)
                 info = _CODE_TITLE.sub("", info).strip()
-            out.append(f"{indent}{marker}{info}")
+            out.append(f"{lead}{marker}{info}")
             fence = marker
         elif fence is not None:
             if line.strip().startswith(fence[0] * len(fence)) and not line.strip().strip(fence[0]):
@@ -464,10 +479,15 @@ def _declared_blocks(names: list[str], configs: dict[str, dict]) -> set[str]:
 
 
 def _undeclared_blocks_opened(body: str, declared: set[str]) -> str:
-    """``body`` with each ``/// name`` block no extension declares opened: its fence lines go, its title (after
-    ``|``) stays as a paragraph, its body as written. Code fences are left alone."""
-    out, stack, fence = [], [], None
+    """``body`` with each ``/// name`` block no extension declares opened: its fence lines and its options (the
+    indented lines right below the opening) go, its title (after ``|``) stays as a paragraph, its body as
+    written. Code fences are left alone."""
+    out, stack, fence, options = [], [], None, False
     for line in body.split("\n"):
+        if options:  # the opened block's options (indented YAML right below its opening line) are no text
+            if line.startswith((" ", "\t")) and line.strip():
+                continue
+            options = False
         code = _CODE_FENCE.match(line)
         if fence is not None:
             if code and code.group(2)[0] == fence[0] and len(code.group(2)) >= len(fence) and not code.group(3).strip():
@@ -484,6 +504,7 @@ def _undeclared_blocks_opened(body: str, declared: set[str]) -> str:
             stack.append(undeclared)
             if undeclared:
                 out.extend(["", f"**{block.group(3)}**", ""] if block.group(3) else [""])
+                options = True
                 continue
         elif block and not block.group(3) and stack:  # a closing line, ///
             if stack.pop():

@@ -17,8 +17,11 @@ from rag_assets.lib.ingest.extraction import (
     EXTRACTOR_NAME,
     EXTRACTOR_VERSION,
     ExtractionError,
+    GeneratedFromCode,
     extract_document,
 )
+
+GENERATED = "generated"  # a page whose text is all generated from the documented code: read, nothing to index
 
 
 def _row(doc_id: str, fmt: str) -> dict:
@@ -36,7 +39,7 @@ def _ok(row: dict, extracted: Extracted) -> dict:
             for s in extracted.sections
         ],
         "status": "ok",
-        "syntax_lines": syntax_lines(extracted.text),
+        "syntax_lines": syntax_lines(extracted.text, extracted.code_spans),
         "unknown_constructs": extracted.unknown_constructs,
         "from_code": extracted.from_code,
     }
@@ -63,6 +66,8 @@ def extract_file(root: Path, path: str, fmt: str, sha256: str, max_bytes: int, r
     try:
         extracted = extract_document(_read_checked(root, path, sha256, max_bytes), fmt, fallback_title=Path(path).stem,
                                      source=SourceFile(root, path, run_tree_code))
+    except GeneratedFromCode as error:
+        return row | {"status": GENERATED, "error": str(error)}
     except (ExtractionError, OSError) as error:
         return row | {"error": str(error)}
     return _ok(row, extracted)
@@ -157,7 +162,7 @@ def extraction_summary(rows: list[dict], largest: int = 5) -> dict:
     formats: dict[str, dict[str, int]] = {}
     for row in rows:
         counts = formats.setdefault(row["format"], {"ok": 0, "failed": 0})
-        counts[row["status"]] += 1
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
     biggest = sorted(ok, key=lambda row: len(row["text"]), reverse=True)[:largest]
     table = markdown_table([("document", lambda r: escape_markdown(r["doc_id"])), ("format", lambda r: r["format"]),
                             ("characters", lambda r: len(r["text"])), ("sections", lambda r: len(r["sections"]))],
@@ -175,8 +180,10 @@ def extraction_summary(rows: list[dict], largest: int = 5) -> dict:
         "fidelity_table": fidelity,
         "documents": len(rows),
         "ok": len(ok),
-        "failed": len(rows) - len(ok),
-        "failures": {row["doc_id"]: row["error"] for row in rows if row["status"] != "ok"},
+        "failed": sum(row["status"] == "failed" for row in rows),
+        "failures": {row["doc_id"]: row["error"] for row in rows if row["status"] == "failed"},
+        # pages whose text is all generated from the documented code: read, nothing to index, not failed
+        "generated": sorted(row["doc_id"] for row in rows if row["status"] == GENERATED),
         "characters": sum(len(row["text"]) for row in ok),
         "sections": sum(len(row["sections"]) for row in ok),
         "formats": formats,

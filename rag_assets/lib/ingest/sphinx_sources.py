@@ -14,7 +14,8 @@ extensions declare, read from their text (``sphinx_conf``: a ``.. setting:: NAME
 not a paragraph), and this module's fallback, under which a directive that nobody registered keeps its body
 (never its argument line) and a role its text, counted per page instead of being dropped. Directives whose
 text autodoc generates from the documented code (``automodule``, ``autoclass``, ... every ``auto*``) give no
-text and are counted apart (``from_code``), since importing the package runs its code. With
+generated text, counted apart (``from_code``), since importing the package runs its code; what the author wrote
+under such a directive (its content) stays, as on the site. With
 ``run_tree_code`` (the setting ``evaluation.run_tree_code``, off by default) the tree is built with its own
 ``conf.py`` executed, its extensions loaded and autodoc importing the package, as its site is; a tree whose
 configuration cannot run here is built without it, and ``warnings`` says why.
@@ -184,12 +185,18 @@ def _kept_unknown(counts: dict[str, int], from_code: dict[str, int]) -> Iterator
             return [container]
 
     class FromCode(KeptDirective):
-        """autodoc's directives, when the documented code is not imported: no text, counted."""
+        """autodoc's directives, when the documented code is not imported: what they generate (the docstrings,
+        the members) is not there, counted; what the author wrote under them (their content, as autodoc
+        puts it after the docstring) stays."""
 
         def run(self):
             document = self.state.document
             from_code[docname_of(document)] = from_code.get(docname_of(document), 0) + 1
-            return []
+            if not self.content:
+                return []
+            container = nodes.container(classes=["generated-from-code", self.name])
+            self.state.nested_parse(self.content, self.content_offset, container)
+            return [container]
 
     def kept_role(name, rawtext, text, lineno, inliner, options=None, content=None):
         counts[docname_of(inliner.document)] = counts.get(docname_of(inliner.document), 0) + 1

@@ -164,8 +164,10 @@ def test_syntax_lines_counts_what_a_reader_would_not_see(line, counted):
     assert syntax_lines(f"Intro line.\n\n{line}\n\nOutro line.") == counted  # a paragraph of its own
 
 
-def test_an_import_line_in_code_is_code_not_syntax_left():
+def test_syntax_in_code_is_an_example_not_syntax_left():
     assert syntax_lines("Intro line.\n\nimport os\nimport Tabs from '@theme/Tabs';\nprint(os)\n\nOutro.") == 0
+    assert syntax_lines("A MyST example:\n\n```{note}\nA note.\n```\n\n/// details | Heads up\nBody.\n///") == 0
+    assert syntax_lines("Left over: :func:`load` is unrendered.\n\n.. note::") == 2
 
 
 def _site_text(html_files: list[Path]) -> str:

@@ -14,6 +14,7 @@ from rag_assets.cli.project import tree_note
 from rag_assets.lib.ingest.corpus import CONFIGURATION, scan_corpus
 from rag_assets.lib.ingest.doc_sources import DOCUSAURUS, MKDOCS, SPHINX, SourceFile, tree_of, trees_used
 from rag_assets.lib.ingest.documents import extract_entry, extract_file, extraction_summary
+from rag_assets.lib.ingest.folding import fold
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -58,6 +59,7 @@ MKDOCS_TREE = {
         ///
 
         /// version-added | 1.4
+            style: compact
         Retries follow the server's advice.
         ///
 
@@ -88,6 +90,7 @@ def test_a_docs_folder_is_read_with_the_mkdocs_yml_beside_it(tmp_path):
     assert "Read the Client class and demo.connect before you start." in text and "][" not in text
     assert "Never share the token with anyone else." in text and "Connections are pooled by default now." in text
     assert "Retries follow the server's advice." in text and "///" not in text  # a block no extension declares
+    assert "style: compact" not in text  # its options are no text
     assert "client = Client()" in text and "(1)" not in text  # the annotation marker goes, its text stays below
     assert "The client reads its token from the environment." in text
     # mkdocstrings' block: its text is generated from the code, so none here, counted
@@ -126,6 +129,10 @@ SPHINX_TREE = {
 
         def connect(url):
             """Open a connection to the broker that serves the given address."""
+
+
+        class Broker:
+            """A broker."""
     ''',
     "index.rst": """
         Settings
@@ -148,6 +155,10 @@ SPHINX_TREE = {
         .. automodule:: demopkg
            :members: connect
            :undoc-members:
+
+        .. autoclass:: demopkg.Broker
+
+           The author's own words under an autoclass stay, as on the site.
     """,
 }
 
@@ -161,7 +172,9 @@ def test_autodoc_gives_no_text_and_is_counted_while_the_trees_code_may_not_run(s
     row = read(sphinx_tree, "index.rst")
     text = row["text"]
     assert ":members:" not in text and "demopkg" not in text and "connect" not in text
-    assert row["from_code"] == 1
+    # (Sphinx's smart quotes make the apostrophe typographic: it matches as typed, through the fold)
+    assert row["from_code"] == 2 and fold("The author's own words under an autoclass stay.") in fold(
+        text.replace(", as on the site", ""))
     # the tree's own object type: the target is no paragraph repeating the heading
     assert text.count("RETRY_TIMES") == 2, text  # the heading and the role's text, not the target's argument
     assert "How often a failed request is tried again; see RETRY_TIMES." in text
@@ -173,7 +186,7 @@ def test_autodoc_gives_no_text_and_is_counted_while_the_trees_code_may_not_run(s
 def test_with_the_trees_code_allowed_autodoc_renders_the_docstrings(sphinx_tree):
     row = read(sphinx_tree, "index.rst", run_tree_code=True)
     assert "Open a connection to the broker that serves the given address." in row["text"]
-    assert row["from_code"] == 0
+    assert row["from_code"] == 0 and "The author’s own words under an autoclass stay, as on the site." in row["text"]
 
 
 def test_a_sphinx_configuration_above_the_corpus_folder_is_read(tmp_path):
@@ -256,7 +269,7 @@ def test_a_trees_configuration_is_listed_as_such_never_a_failed_document(tmp_pat
     # the package's own code is not configuration: it is no document either way (an unsupported format)
     assert {e.format for e in scan_corpus(sphinx_tree) if e.path == "demopkg/__init__.py"} == {"unsupported"}
     summary = extraction_summary([read(sphinx_tree, "index.rst")])
-    assert summary["from_code"] == 1 and summary["failed"] == 0
+    assert summary["from_code"] == 2 and summary["failed"] == 0
 
 
 def test_a_docusaurus_site_beside_its_docs_folder_reads_them_as_mdx(tmp_path):
@@ -271,3 +284,16 @@ def test_a_docusaurus_site_beside_its_docs_folder_reads_them_as_mdx(tmp_path):
         assert tree_of(SourceFile(corpus, path)) == (DOCUSAURUS, repository / "website", config)
         text = read(corpus, path)["text"]
         assert text == "Intro\n\nBody of the note.", text
+
+
+def test_a_page_all_generated_from_code_is_recorded_as_such_not_failed(tmp_path):
+    tree = write(tmp_path / "mk", {**MKDOCS_TREE, "docs/api.md": """
+        ::: demo.Client
+            options:
+              show_source: false
+    """})
+    data = (tree / "docs" / "api.md").read_bytes()
+    row = extract_file(tree, "docs/api.md", "markdown", hashlib.sha256(data).hexdigest(), 10**7)
+    assert row["status"] == "generated" and "generated from the documented code" in row["error"]
+    summary = extraction_summary([row, read(tree, "docs/index.md")])
+    assert summary["failed"] == 0 and summary["generated"] == ["docs/api.md"] and summary["ok"] == 1

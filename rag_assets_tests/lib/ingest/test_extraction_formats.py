@@ -134,3 +134,12 @@ def test_markdown_section_offsets_slice_back(blocks):
     bodies = "\n\n".join(extracted.text[s.start:s.end] for s in extracted.sections)
     for paragraph in extracted.text.split("\n\n"):
         assert paragraph in pieces or paragraph in bodies
+
+
+def test_code_whose_lines_end_with_br_keeps_its_lines():
+    """Docusaurus' highlighter ends each code line with <br> inside a span: the lines, blank ones too, stay."""
+    html = (b"<html><body><main><p>Example.</p><pre><code><span>a = 1<br></span><span><br></span>"
+            b"<span>b = 2<br></span></code></pre></main></body></html>")
+    from rag_assets.lib.ingest.extraction import extract_html
+
+    assert extract_html(html, "x").text == "Example.\n\na = 1\n\nb = 2"

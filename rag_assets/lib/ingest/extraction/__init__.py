@@ -14,6 +14,7 @@ from rag_assets.lib.ingest.extraction.base import (
     EXTRACTOR_VERSION,
     DocumentFormat,
     ExtractionError,
+    GeneratedFromCode,
     Reader,
 )
 from rag_assets.lib.ingest.extraction.dispatch import extract_document
@@ -35,6 +36,7 @@ __all__ = [
     "DocumentFormat",
     "Extracted",
     "ExtractionError",
+    "GeneratedFromCode",
     "Reader",
     "extract_document",
     "extract_html",

@@ -23,6 +23,11 @@ class ExtractionError(ValueError):
     """The document cannot be read; the message is the reason recorded for it."""
 
 
+class GeneratedFromCode(ExtractionError):
+    """The document was read, and all its text is generated from the documented code (autodoc, mkdocstrings),
+    which is not imported: a page with nothing to index, recorded as such (status ``generated``), not failed."""
+
+
 class Reader(Protocol):
     """A format's reader: the document's bytes, the title to use when it has none, and where it lives
     (``None`` for a document given as bytes alone; a format that needs no tree ignores it)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rag_assets.lib.ingest.canonical import Extracted
 from rag_assets.lib.ingest.doc_sources import SourceFile
-from rag_assets.lib.ingest.extraction.base import ExtractionError
+from rag_assets.lib.ingest.extraction.base import ExtractionError, GeneratedFromCode
 from rag_assets.lib.ingest.extraction.registry import FORMATS
 
 
@@ -19,5 +19,9 @@ def extract_document(data: bytes, fmt: str, fallback_title: str, source: SourceF
         raise ExtractionError(f"unsupported format {fmt!r}")
     extracted = entry.reader(data, fallback_title, source)
     if not extracted.text.strip():
+        if extracted.from_code:
+            raise GeneratedFromCode(
+                f"all its text is generated from the documented code ({extracted.from_code} autodoc or mkdocstrings "
+                "block(s)), which is not imported: nothing to index (evaluation.run_tree_code runs a Sphinx tree's code)")
         raise ExtractionError("no text after extraction")
     return extracted

@@ -37,6 +37,8 @@ def _text_of(node: LexborNode) -> str:
 
 
 def _code_text(node: LexborNode) -> str:
+    for line_break in node.css("br"):  # a highlighter that ends each line with <br> (Docusaurus' sites)
+        line_break.replace_with("\n")
     lines = [line.rstrip() for line in (node.text(deep=True) or "").replace("\r\n", "\n").split("\n")]
     return "\n".join(lines).strip("\n")
 
@@ -93,7 +95,7 @@ class _HtmlWalker:
                 self.flush()
                 code = _code_text(child)
                 if code.strip():
-                    self.builder.add(code)
+                    self.builder.add(code, code=True)
             elif tag == "table":
                 self.flush()
                 table = _table_text(child)
