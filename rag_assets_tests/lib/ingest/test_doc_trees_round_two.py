@@ -297,3 +297,25 @@ def test_a_page_all_generated_from_code_is_recorded_as_such_not_failed(tmp_path)
     assert row["status"] == "generated" and "generated from the documented code" in row["error"]
     summary = extraction_summary([row, read(tree, "docs/index.md")])
     assert summary["failed"] == 0 and summary["generated"] == ["docs/api.md"] and summary["ok"] == 1
+
+
+def test_the_run_says_which_configuration_the_pages_were_read_with(tmp_path):
+    from rag_assets.cli.runs import configuration_lines
+    from rag_assets.lib.ingest.documents import tree_configuration
+
+    repository = write(tmp_path / "repo", {**MKDOCS_TREE, "docs/api.md": "::: demo.Client\n"})
+    (repository / ".git").mkdir()
+    corpus = repository / "docs"
+    entries = [{"corpus_dir": str(corpus), "path": e.path, "format": e.format} for e in scan_corpus(corpus)]
+    trees, configuration = tree_configuration(entries, corpus)
+    assert trees == [{"tool": MKDOCS, "configuration": "../mkdocs.yml", "documents": 2}] and configuration == {}
+    rows = [read(corpus, "index.md")]
+    data = (corpus / "api.md").read_bytes()
+    rows.append(extract_file(corpus, "api.md", "markdown", hashlib.sha256(data).hexdigest(), 10**7))
+    summary = extraction_summary(rows)
+    lines = configuration_lines({"trees": trees, "configuration_files": {"mkdocs.yml": "MkDocs configuration"},
+                                 "documents_generated": summary["generated"], "generated_from_code": summary["from_code"]})
+    assert lines[0] == "read with the MkDocs configuration ../mkdocs.yml: 2 documents"
+    assert lines[1] == "configuration, not documents: 1 file(s): mkdocs.yml (MkDocs configuration)"
+    assert lines[2].startswith("1 page(s) all generated from the documented code, nothing to index: api.md")
+    assert lines[3].startswith("1 autodoc or mkdocstrings block(s) left without their generated text")
