@@ -92,11 +92,13 @@ def walk_files(folder: Path) -> tuple[list[Path], dict[str, str]]:
     """(every non-hidden file under ``folder`` in path order, {relative path: why left out}).
 
     An explicit stack, not recursion, so any depth of folders is walked. Symbolic links are followed
-    (to files and folders), except one that leads back to a folder it is inside (a loop), which is
-    left out with that reason, as is a broken link, an unreadable folder and a name that is not UTF-8
-    (shown with its bytes escaped).
+    (to files and folders) while they stay inside the corpus folder: one that leads outside it is left
+    out, never read (a corpus is what lies inside its folder), as is one that leads back to a folder it
+    is inside (a loop), a broken link, an unreadable folder and a name that is not UTF-8 (shown with its
+    bytes escaped), each with its reason.
     """
     files, skipped = [], {}
+    inside = Path(folder).resolve()
     top = folder.stat()
     stack = [(folder, frozenset({(top.st_dev, top.st_ino)}))]
     while stack:
@@ -122,6 +124,12 @@ def walk_files(folder: Path) -> tuple[list[Path], dict[str, str]]:
                     if entry.is_symlink() else f"cannot be read: {error.strerror}"
                 skipped[shown] = f"{reason} ({os.readlink(path) if entry.is_symlink() else error.strerror})"
                 continue
+            if entry.is_symlink():
+                target = path.resolve()
+                if target != inside and inside not in target.parents:
+                    skipped[shown] = (f"symbolic link leads outside the corpus folder ({os.readlink(path)}): not "
+                                      "read; a corpus is what lies inside its folder")
+                    continue
             if stat.S_ISDIR(status.st_mode):
                 key = (status.st_dev, status.st_ino)
                 if key in ancestors:

@@ -49,6 +49,7 @@ class SphinxBuild:
     html_root: Path
     unknown: dict[str, int] = field(default_factory=dict)  # docname -> directives and roles kept by the fallback
     from_code: dict[str, int] = field(default_factory=dict)  # docname -> autodoc directives left without text
+    refused: dict[str, list[str]] = field(default_factory=dict)  # docname -> files a directive named, not read
     warnings: str = ""
     configuration: str = "Sphinx's defaults"  # how the tree's conf.py was used
 
@@ -70,18 +71,21 @@ def _tree_digest(root: Path, suffixes: tuple[str, ...]) -> str:
 
 
 def sphinx_build(source_root: Path, with_markdown: bool, conf: Path | None = None,
-                 run_tree_code: bool = False) -> SphinxBuild:
+                 run_tree_code: bool = False, corpus_root: Path | None = None) -> SphinxBuild:
     """The tree at ``source_root`` built with Sphinx's HTML builder (once per process and tree state), with
-    ``conf`` (its ``conf.py``, inside the tree or above the corpus folder) read or, with ``run_tree_code``, run."""
+    ``conf`` (its ``conf.py``, inside the tree or above the corpus folder) read or, with ``run_tree_code``, run.
+    No directive reads a file outside ``corpus_root`` (default: the tree), nor anything from the network."""
     suffixes = (".rst", ".md") if with_markdown else (".rst",)
     conf_state = f"{conf}:{conf.stat().st_mtime_ns}" if conf is not None and conf.is_file() else ""
-    key = (str(source_root.resolve()), _tree_digest(source_root, suffixes) + conf_state + f":{run_tree_code}")
+    inside = Path(corpus_root or source_root).resolve()
+    key = (str(source_root.resolve()), _tree_digest(source_root, suffixes) + conf_state + f":{run_tree_code}:{inside}")
     if key not in _builds:
-        _builds[key] = _build(source_root.resolve(), suffixes, conf if conf_state else None, run_tree_code)
+        _builds[key] = _build(source_root.resolve(), suffixes, conf if conf_state else None, run_tree_code, inside)
     return _builds[key]
 
 
-def _build(source_root: Path, suffixes: tuple[str, ...], conf: Path | None, run_tree_code: bool) -> SphinxBuild:
+def _build(source_root: Path, suffixes: tuple[str, ...], conf: Path | None, run_tree_code: bool,
+           inside: Path) -> SphinxBuild:
     out = Path(tempfile.mkdtemp(prefix="rag-assets-sphinx-"))
     atexit.register(shutil.rmtree, out, True)
     overrides = {
@@ -99,7 +103,7 @@ def _build(source_root: Path, suffixes: tuple[str, ...], conf: Path | None, run_
         extensions = [*theirs, *(["myst_parser"] if ".md" in suffixes and "myst_parser" not in theirs else [])]
         build = SphinxBuild(source_root, out / "run" / "html", configuration=f"{conf} run (its extensions loaded)")
         try:
-            return _run(build, out / "run", overrides | {"extensions": extensions}, conf.parent)
+            return _run(build, out / "run", overrides | {"extensions": extensions}, conf.parent, inside)
         except Exception as error:  # noqa: BLE001 - a configuration that cannot run here: read without it
             refused = (f"the tree's conf.py ({conf}) could not run here ({type(error).__name__}: {error}); "
                        "built without its code\n")
@@ -115,21 +119,21 @@ def _build(source_root: Path, suffixes: tuple[str, ...], conf: Path | None, run_
         extensions.append(module)
     sys.path.insert(0, str(out / "extensions"))
     try:
-        built = _run(build, out, overrides | {"extensions": extensions}, None)
+        built = _run(build, out, overrides | {"extensions": extensions}, None, inside)
     finally:
         sys.path.remove(str(out / "extensions"))
     built.warnings = refused + built.warnings
     return built
 
 
-def _run(build: SphinxBuild, out: Path, overrides: dict, confdir: Path | None) -> SphinxBuild:
+def _run(build: SphinxBuild, out: Path, overrides: dict, confdir: Path | None, inside: Path) -> SphinxBuild:
     from sphinx.application import Sphinx
     from sphinx.util.docutils import docutils_namespace
 
     warnings = io.StringIO()
     # docutils' registries are global: what one build's extensions register (autodoc's directives) is taken
     # out again after it, as sphinx-build does, so that the next build of the process never sees it
-    with docutils_namespace(), _kept_unknown(build.unknown, build.from_code):
+    with docutils_namespace(), _kept_unknown(build.unknown, build.from_code, inside, build.refused):
         app = Sphinx(str(build.source_root), str(confdir) if confdir else None, str(build.html_root),
                      str(out / "doctrees"), "html", confoverrides=overrides, status=io.StringIO(),
                      warning=warnings, freshenv=True, keep_going=True, parallel=0)
@@ -152,8 +156,13 @@ def _root_doc(source_root: Path, suffixes: tuple[str, ...]) -> str:
     return next((name for name in ("index", "contents") if name in names), names[0] if names else "index")
 
 
+# the directives that put a file's content into a page, and the options that name the file (or a URL)
+FILE_DIRECTIVES = {"include": (), "literalinclude": ("diff",), "csv-table": ("file", "url"), "raw": ("file", "url")}
+
+
 @contextmanager
-def _kept_unknown(counts: dict[str, int], from_code: dict[str, int]) -> Iterator[None]:
+def _kept_unknown(counts: dict[str, int], from_code: dict[str, int], inside: Path | None = None,
+                  refused: dict[str, list[str]] | None = None) -> Iterator[None]:
     """While Sphinx reads: a directive or role nobody registered keeps its content (a directive its body, never
     its argument line), counted by page; an ``auto*`` directive nobody registered (autodoc's, generated from
     code) gives nothing, counted apart by page."""
@@ -204,11 +213,55 @@ def _kept_unknown(counts: dict[str, int], from_code: dict[str, int]) -> Iterator
         return [nodes.inline(rawtext, shown.lstrip("~!"))], []
 
     lookup_directive, lookup_role = directives.directive, roles.role
+    guarded: dict[type, type] = {}
+
+    def within(directive_class: type, name: str) -> type:
+        """``directive_class`` refusing a file outside the corpus folder (``inside``) or a URL: nothing is read
+        then, the page gets nothing, and the file is named in ``refused``."""
+        if directive_class not in guarded:
+            class Within(directive_class):
+                def run(self):
+                    outside = self.outside()
+                    if outside:
+                        document = self.state.document
+                        counts[docname_of(document)] = counts.get(docname_of(document), 0) + 1
+                        if refused is not None:
+                            refused.setdefault(docname_of(document), []).append(outside)
+                        return []
+                    return super().run()
+
+                def outside(self) -> str | None:
+                    names = [self.arguments[0]] if self.arguments and name in ("include", "literalinclude") else []
+                    names += [self.options[o] for o in FILE_DIRECTIVES.get(name, ()) if o != "url" and o in self.options]
+                    if "url" in self.options:
+                        return f"{self.options['url']} (a URL)"
+                    document = self.state.document
+                    source = Path(document.current_source or document.get("source") or ".")
+                    env = getattr(document.settings, "env", None)
+                    for named in names:
+                        named = str(named).strip()
+                        if named.startswith("<") and named.endswith(">"):
+                            continue  # docutils' own standard definition files
+                        # a path from the root is the source folder's to Sphinx's include and literalinclude;
+                        # csv-table and raw read it from the file system when it exists there, else from the
+                        # source folder: every way it may be read must lie inside
+                        if not named.startswith("/"):
+                            candidates = [(source.parent / named).resolve()]
+                        else:
+                            candidates = [(Path(env.srcdir) / named.lstrip("/")).resolve()] if env is not None else []
+                            if name not in ("include", "literalinclude") or env is None:
+                                candidates.append(Path(named).resolve())
+                        if inside is not None and any(t != inside and inside not in t.parents for t in candidates):
+                            return named
+                    return None
+
+            guarded[directive_class] = Within
+        return guarded[directive_class]
 
     def directive(name, language, document):
         found, messages = lookup_directive(name, language, document)
         if found is not None:
-            return found, messages
+            return (within(found, name) if name in FILE_DIRECTIVES else found), messages
         return (FromCode if name.split(":")[-1].startswith("auto") else KeptDirective), []
 
     def role(name, language, lineno, reporter):

@@ -21,8 +21,8 @@ def extract_sphinx_page(source: SourceFile, tree: Path | None, fallback_title: s
     tree's ``conf`` read (or run, when ``source.run_tree_code``)."""
     root = Path(source.root).resolve()
     try:
-        build = sphinx_build(tree, with_markdown=True, conf=conf, run_tree_code=source.run_tree_code) if tree \
-            else sphinx_build(root, with_markdown=False)
+        build = sphinx_build(tree, with_markdown=True, conf=conf, run_tree_code=source.run_tree_code,
+                             corpus_root=root) if tree else sphinx_build(root, with_markdown=False, corpus_root=root)
     except Exception as error:  # noqa: BLE001 - Sphinx raises many types on a tree it cannot build
         raise ExtractionError(f"Sphinx could not build {tree or root}: {type(error).__name__}: {error}") from error
     page, docname = build.page((root / source.path).resolve())
