@@ -101,6 +101,8 @@ class RagSettings(ConfigurableResource):
     phrasings: list[str] = _setting("evaluation.phrasings")
     max_document_bytes: int = _setting("evaluation.max_document_bytes")
     run_tree_code: bool = _setting("evaluation.run_tree_code")
+    external_deadline_seconds: float = _setting("evaluation.external_deadline_seconds")
+    external_max_answer_bytes: int = _setting("evaluation.external_max_answer_bytes")
     top_k: int = _setting("evaluation.top_k")
     owners: list[str] = _setting("catalog.owners")
     asset_tags: dict[str, str] = _setting("catalog.tags")

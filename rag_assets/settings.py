@@ -66,6 +66,12 @@ class Evaluation(_Group):
         "(comma-separated).")
     max_document_bytes: int = Field(50 * 1024 * 1024, ge=1, description="A document larger than this fails "
                                     "extraction (status 'failed') instead of being read.")
+    external_deadline_seconds: float = Field(30.0, gt=0, le=3600, description="The most one query of an external "
+                                             "retriever may take in all (connecting, waiting, reading, retries, a "
+                                             "Python retriever's own work); past it the query is a miss with its reason.")
+    external_max_answer_bytes: int = Field(8 * 1024 * 1024, ge=1024, description="The largest answer an external "
+                                           "retriever may give one query; a larger one is a miss with its reason, "
+                                           "never read whole.")
     run_tree_code: bool = Field(False, description="Let a Sphinx tree's own code run when it is read: its conf.py "
                                 "is executed, its extensions loaded and autodoc imports the documented package, as "
                                 "its site's build does. This RUNS THE TREE'S CODE: off by default, when autodoc's "

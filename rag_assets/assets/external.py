@@ -24,6 +24,7 @@ from rag_assets.lib.ingest.documents import canonical_texts
 from rag_assets.lib.retrieve.external import (
     ExternalRetrieverError,
     ExternalSpec,
+    QueryLimits,
     ask_all,
     asker,
     external_rows,
@@ -53,7 +54,7 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
                                 "was built for it is kept; register it again to bring it back)")
         for key, spec in specs.items():
             try:
-                version = index_version(spec, _asker(models, spec))
+                version = index_version(spec, _asker(models, spec, settings), inherited(spec.variables()))
             except Exception as error:  # noqa: BLE001 - one retriever that does not answer never hides the others
                 context.log.error(f"external retriever {key}: {type(error).__name__}: {error}")
                 continue
@@ -63,11 +64,13 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
         return DataVersionsByPartition({})  # each partition's version was logged with its description above
 
 
-def _asker(models: EmbeddingModels, spec: ExternalSpec):
+def _asker(models: EmbeddingModels, spec: ExternalSpec, settings: RagSettings):
     """How to ask the entry's retriever: with the query vectors of the registered model it names (a store
-    queried by vector), and the values of the environment variables its secrets come from."""
+    queried by vector), the values of the environment variables its secrets come from, and what one query may
+    take (the settings' deadline and answer size)."""
     model = spec.embedding_model()
-    return asker(spec, models.get(model).embed_queries if model else None, inherited(spec.variables()))
+    return asker(spec, models.get(model).embed_queries if model else None, inherited(spec.variables()),
+                 QueryLimits(settings.external_deadline_seconds, settings.external_max_answer_bytes))
 
 
 @asset(group_name="retrieval", partitions_def=external_partitions, deps=[external_retriever],
@@ -80,12 +83,13 @@ def external_runs(context: AssetExecutionContext, settings: RagSettings, models:
     if spec is None:
         raise Failure(description=f"external retriever {context.partition_key} is not in the retrievers file "
                       "(RAG_ASSETS_RETRIEVERS_FILE)")
-    ask = _asker(models, spec)
+    ask = _asker(models, spec, settings)
     eval_rows = eval_set.to_pylist()
     answered = ask_all(ask, [(row["query_id"], row["question"]) for row in eval_rows], settings.top_k,
                        spec.in_flight_queries())
     first = extracted_text.slice(0, 1).to_pylist()[0]
-    stamp = external_stamp(spec.key, index_version(spec, ask), first["snapshot_id"], first["extractor_version"])
+    stamp = external_stamp(spec.key, index_version(spec, ask, inherited(spec.variables())), first["snapshot_id"],
+                           first["extractor_version"])
     try:
         rows, figures = external_rows(spec.key, answered, eval_rows, canonical_texts(extracted_text.to_pylist()), stamp)
     except ExternalRetrieverError as error:

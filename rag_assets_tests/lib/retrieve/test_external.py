@@ -156,7 +156,7 @@ def test_http_failures_are_data_and_too_many_fail_the_run_in_one_paragraph(servi
 @pytest.mark.servers
 def test_the_index_version_is_what_the_service_says_or_a_hash_of_its_probe_answers(service):
     spec = http(service, index_version_url=f"{service.url}/version")
-    assert index_version(spec, asker(spec, environ=token(service))) == "v1"
+    assert index_version(spec, asker(spec, environ=token(service)), token(service)) == "v1"
     probed = index_version(http(service), asker(http(service), environ=token(service)))
     assert probed.startswith("probe-") and probed == index_version(http(service), asker(http(service),
                                                                                         environ=token(service)))

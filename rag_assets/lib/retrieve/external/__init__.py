@@ -21,6 +21,7 @@ from rag_assets.lib.retrieve.external.hits import (
     ExternalRetrieverError,
     Hit,
     QueryFailed,
+    QueryLimits,
     hit_from_dict,
     hits_from_answer,
 )
@@ -44,7 +45,7 @@ from rag_assets.lib.retrieve.external.versions import PROBES, external_stamp, in
 __all__ = [
     "ENTRY_TYPES", "KINDS", "LOCATED_RATIO", "MAX_ERROR_SHARE", "MIN_RUN", "PLACES", "PROBES", "SEED",
     "Answered", "Ask", "ChromaEntry", "Embed", "ExternalRetrieverError", "ExternalSpec", "Hit", "HttpEntry",
-    "LanceDBEntry", "Located", "Locator", "PythonEntry", "QueryFailed",
+    "LanceDBEntry", "Located", "Locator", "PythonEntry", "QueryFailed", "QueryLimits",
     "adapt", "ask_all", "asker", "external_rows", "external_stamp", "hit_from_dict", "hit_id", "hit_holds",
     "hits_from_answer", "index_version", "registry", "spec_from", "specs_from_file",
 ]

@@ -26,6 +26,17 @@ class Hit:
 
 
 Ask = Callable[[str, int], list[Hit]]  # how to ask a retriever one query: (query, k) -> hits
+
+
+@dataclass(frozen=True)
+class QueryLimits:
+    """What one query may take of an external retriever: ``deadline_seconds`` in all (connecting, waiting, reading,
+    retries, a Python retriever's own work) and ``max_answer_bytes`` of answer; past either the query fails with
+    its reason, a miss like an HTTP failure (the settings ``evaluation.external_deadline_seconds`` and
+    ``evaluation.external_max_answer_bytes``)."""
+
+    deadline_seconds: float = 30.0
+    max_answer_bytes: int = 8 * 1024 * 1024
 Embed = Callable[[list[str]], Any]  # query vectors of a registered model, for a store queried by vector
 
 

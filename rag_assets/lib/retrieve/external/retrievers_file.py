@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from pathlib import Path
 from typing import Annotated, Any, Mapping, Union, get_args
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from rag_assets.lib.retrieve.external.hits import Ask, Embed, ExternalRetrieverError
+from rag_assets.lib.retrieve.external.hits import Ask, Embed, ExternalRetrieverError, Hit, QueryFailed, QueryLimits
 from rag_assets.lib.retrieve.external.kinds.base import KEY, ExternalSpec
 from rag_assets.lib.retrieve.external.kinds.chroma_collection import ChromaEntry
 from rag_assets.lib.retrieve.external.kinds.http_service import HttpEntry
@@ -94,8 +95,37 @@ def registry(retrievers_file: str | Path) -> dict[str, ExternalSpec]:
     return dict(_file(path).get(path)) if path else {}
 
 
-def asker(spec: ExternalSpec, embed: Embed | None = None, environ: Mapping[str, str] | None = None) -> Ask:
+def asker(spec: ExternalSpec, embed: Embed | None = None, environ: Mapping[str, str] | None = None,
+          limits: QueryLimits = QueryLimits()) -> Ask:
     """How to ask ``spec``'s retriever one query: ``(query, k) -> hits``, raising QueryFailed for one query.
     ``embed``: the query vectors of ``spec.embedding_model()``; ``environ``: the values of the variables
-    ``spec.variables()`` names, read by the caller (lib never reads the environment)."""
-    return spec.asker(embed, {} if environ is None else environ)
+    ``spec.variables()`` names, read by the caller (lib never reads the environment). Every kind is held to
+    ``limits`` (``bounded``); the http kind also stops reading an answer past them."""
+    return bounded(spec.asker(embed, {} if environ is None else environ, limits), limits)
+
+
+def bounded(ask: Ask, limits: QueryLimits) -> Ask:
+    """``ask`` under ``limits``: run in a thread of its own and waited for at most the deadline (a retriever that
+    hangs or sleeps fails the query, and its thread is left to end by itself, never waited for), its hits' text
+    at most ``max_answer_bytes``."""
+    def call(query: str, k: int) -> list[Hit]:
+        outcome: dict = {}
+
+        def run() -> None:
+            try:
+                outcome["hits"] = ask(query, k)
+            except BaseException as error:  # noqa: BLE001 - handed to the caller below
+                outcome["error"] = error
+
+        worker = threading.Thread(target=run, name="external-query", daemon=True)
+        worker.start()
+        worker.join(limits.deadline_seconds)
+        if worker.is_alive():
+            raise QueryFailed(f"no answer within the {limits.deadline_seconds:g}-second deadline of a query")
+        if "error" in outcome:
+            raise outcome["error"]
+        size = sum(len(hit.text.encode("utf-8")) for hit in outcome["hits"])
+        if size > limits.max_answer_bytes:
+            raise QueryFailed(f"an answer of {size:,} bytes of text, over the {limits.max_answer_bytes:,}-byte limit")
+        return outcome["hits"]
+    return call

@@ -5,6 +5,7 @@ its runs stale."""
 from __future__ import annotations
 
 import hashlib
+from typing import Mapping
 
 from rag_assets.lib.retrieve.external.hits import Ask
 from rag_assets.lib.retrieve.external.kinds.base import ExternalSpec
@@ -21,11 +22,11 @@ def external_stamp(key: str, index_version: str, snapshot_id: str | None, extrac
             "strategy": key}
 
 
-def index_version(spec: ExternalSpec, ask: Ask) -> str:
+def index_version(spec: ExternalSpec, ask: Ask, environ: Mapping[str, str] | None = None) -> str:
     """What the retriever says its index version is (``reported_version``: an http entry's
-    ``index_version_url``), else a hash of its answers to fixed probe questions: a re-indexed store answers
-    differently."""
-    reported = spec.reported_version()
+    ``index_version_url``, asked with the entry's headers from ``environ``), else a hash of its answers to fixed
+    probe questions: a re-indexed store answers differently."""
+    reported = spec.reported_version(environ or {})
     if reported is not None:
         return reported
     digest = hashlib.sha256()

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from rag_assets.lib.retrieve.external.hits import Ask, Embed
+from rag_assets.lib.retrieve.external.hits import Ask, Embed, QueryLimits
 from rag_assets.lib.store.names import check_name
 
 KEY = "the retriever key"  # how an unsafe key is named in the message
@@ -27,10 +27,11 @@ class ExternalSpec(BaseModel):
     def _safe_key(cls, key: Any) -> str:
         return check_name(key, KEY)
 
-    def asker(self, embed: Embed | None, environ: Mapping[str, str]) -> Ask:
+    def asker(self, embed: Embed | None, environ: Mapping[str, str], limits: QueryLimits = QueryLimits()) -> Ask:
         """How to ask this retriever one query, raising QueryFailed for one query that fails. ``embed``:
         the registered model's query vectors, when the entry names a model; ``environ``: the values of
-        the variables ``variables()`` names."""
+        the variables ``variables()`` names; ``limits``: what one query may take (every kind is held to them
+        from outside, ``retrievers_file.bounded``; a client that can stop early does)."""
         raise NotImplementedError
 
     def variables(self) -> list[str]:
@@ -45,8 +46,9 @@ class ExternalSpec(BaseModel):
         """How many queries are asked at once."""
         return 4
 
-    def reported_version(self) -> str | None:
-        """The index version the retriever reports itself, or None (then its probe answers are hashed)."""
+    def reported_version(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """The index version the retriever reports itself, or None (then its probe answers are hashed);
+        ``environ``: the values of its secrets, as for its queries."""
         return None
 
     def describe(self) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal, Mapping
 
-from rag_assets.lib.retrieve.external.hits import Ask, Embed, Hit, str_or_none
+from rag_assets.lib.retrieve.external.hits import Ask, Embed, Hit, QueryLimits, str_or_none
 from rag_assets.lib.retrieve.external.kinds.base import ExternalSpec
 
 
@@ -22,7 +22,7 @@ class ChromaEntry(ExternalSpec):
     def embedding_model(self) -> str | None:
         return self.model
 
-    def asker(self, embed: Embed | None, environ: Mapping[str, str]) -> Ask:
+    def asker(self, embed: Embed | None, environ: Mapping[str, str], limits: QueryLimits = QueryLimits()) -> Ask:
         import chromadb
 
         client = chromadb.HttpClient(host=self.host, port=self.port, ssl=self.ssl)

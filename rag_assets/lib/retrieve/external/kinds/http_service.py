@@ -9,17 +9,85 @@ import json
 import random
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Literal, Mapping
 
-from rag_assets.lib.retrieve.external.hits import Ask, Embed, ExternalRetrieverError, Hit, QueryFailed, hits_from_answer
+from pydantic import field_validator
+
+from rag_assets.lib.retrieve.external.hits import (
+    Ask,
+    Embed,
+    ExternalRetrieverError,
+    Hit,
+    QueryFailed,
+    QueryLimits,
+    hits_from_answer,
+)
 from rag_assets.lib.retrieve.external.kinds.base import ExternalSpec
+
+# query parameters whose value is a secret: shown masked wherever the entry is described (metadata, logs)
+SECRET_PARAMETERS = ("key", "token", "secret", "password", "passwd", "auth", "signature", "sig", "credential",
+                     "access_token", "api_key", "apikey")
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(
+        parts.scheme.lower())
+
+
+def masked(url: str) -> str:
+    """``url`` with a password and the values of secret-looking query parameters as ``***``."""
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc
+    if parts.password:
+        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+    query = urllib.parse.urlencode([(name, "***" if any(word in name.lower() for word in SECRET_PARAMETERS) else value)
+                                    for name, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)],
+                                   safe="*")
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+class SameOrigin(urllib.request.HTTPRedirectHandler):
+    """A redirect is followed only to the same origin and only when it keeps the request as it was (307 and 308:
+    the method and the body): the entry's headers never go to another host, and a POST never silently becomes a
+    GET without its query."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        target = urllib.parse.urljoin(req.full_url, newurl)
+        if origin(target) != origin(req.full_url):
+            raise QueryFailed(f"the service redirected ({code}) to another origin, {masked(target)}: not followed, "
+                              "the entry's headers are never sent elsewhere")
+        if code not in (307, 308):
+            raise QueryFailed(f"the service redirected ({code}) to {masked(target)}, which would turn the "
+                              f"{req.get_method()} into a GET without its query: not followed")
+        return urllib.request.Request(target, data=req.data, headers=dict(req.header_items()), method=req.get_method())
+
+
+def read_bounded(response, limits: QueryLimits, started: float) -> bytes:
+    """An answer read a piece at a time, refused once it passes ``max_answer_bytes`` or the deadline (so a
+    flood or a trickle stops here, not when it ends)."""
+    chunks, size = [], 0
+    while True:
+        chunk = response.read1(65536)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limits.max_answer_bytes:
+            raise QueryFailed(f"an answer over the {limits.max_answer_bytes:,}-byte limit: not read further")
+        if time.monotonic() - started > limits.deadline_seconds:
+            raise QueryFailed(f"no whole answer within the {limits.deadline_seconds:g}-second deadline of a query "
+                              f"({size:,} bytes arrived)")
+        chunks.append(chunk)
 
 
 class HttpEntry(ExternalSpec):
     """``{"key": "prod", "kind": "http", "url": "https://...", "headers": {"Authorization": "PROD_TOKEN"}}``:
-    ``timeout`` seconds per request, at most ``in_flight`` requests at once, ``retries`` with exponential
-    backoff on 429 and 5xx; ``index_version_url`` answers a GET with ``{"version": ...}``."""
+    ``timeout`` seconds per read, at most ``in_flight`` requests at once, ``retries`` with exponential
+    backoff on 429 and 5xx, all within a query's deadline; ``index_version_url`` answers a GET (with the
+    entry's headers) with ``{"version": ...}``. Only http and https URLs; a redirect is followed only to the
+    same origin, keeping the method and the body (``SameOrigin``)."""
 
     kind: Literal["http"]
     url: str
@@ -29,43 +97,75 @@ class HttpEntry(ExternalSpec):
     retries: int = 3
     index_version_url: str | None = None
 
+    @field_validator("url", "index_version_url")
+    @classmethod
+    def _http_only(cls, url: str | None) -> str | None:
+        if url is not None and urllib.parse.urlsplit(url).scheme.lower() not in ("http", "https"):
+            raise ValueError(f"{masked(url)!r} is not an http or https URL (an http retriever asks a service, never a "
+                             "file or another scheme)")
+        return url
+
     def variables(self) -> list[str]:
         return list(self.headers.values())
 
     def in_flight_queries(self) -> int:
         return self.in_flight
 
-    def reported_version(self) -> str | None:
-        if not self.index_version_url:
-            return None
-        with urllib.request.urlopen(self.index_version_url, timeout=self.timeout) as response:
-            return str(json.loads(response.read()).get("version"))
+    def describe(self) -> dict:
+        shown = super().describe()
+        for name in ("url", "index_version_url"):
+            if shown.get(name):
+                shown[name] = masked(shown[name])
+        return shown
 
-    def asker(self, embed: Embed | None, environ: Mapping[str, str]) -> Ask:
-        """POST ``{"query", "k"}`` with retries and backoff on 429 and 5xx; the headers' values from ``environ``."""
+    def _headers(self, environ: Mapping[str, str]) -> dict[str, str]:
         missing = [variable for variable in self.headers.values() if variable not in environ]
         if missing:
             raise ExternalRetrieverError(f"retriever {self.key!r}: the environment variable(s) {', '.join(missing)} "
                                          "its headers are read from are not set")
-        headers = {"Content-Type": "application/json",
-                   **{header: environ[variable] for header, variable in self.headers.items()}}
+        return {header: environ[variable] for header, variable in self.headers.items()}
+
+    def reported_version(self, environ: Mapping[str, str] | None = None,
+                         limits: QueryLimits = QueryLimits()) -> str | None:
+        if not self.index_version_url:
+            return None
+        opener = urllib.request.build_opener(SameOrigin)
+        request = urllib.request.Request(self.index_version_url, headers=self._headers(environ or {}), method="GET")
+        started = time.monotonic()
+        try:
+            with opener.open(request, timeout=min(self.timeout, limits.deadline_seconds)) as response:
+                return str(json.loads(read_bounded(response, limits, started)).get("version"))
+        except QueryFailed as failure:
+            raise ExternalRetrieverError(f"retriever {self.key!r}: its index_version_url: {failure}") from None
+
+    def asker(self, embed: Embed | None, environ: Mapping[str, str], limits: QueryLimits = QueryLimits()) -> Ask:
+        """POST ``{"query", "k"}`` with retries and backoff on 429 and 5xx, within the query's deadline and
+        answer size; the headers' values from ``environ``."""
+        headers = {"Content-Type": "application/json", **self._headers(environ)}
         url, timeout, retries, where = self.url, self.timeout, self.retries, f"retriever {self.key!r}"
+        opener = urllib.request.build_opener(SameOrigin)
 
         def ask(query: str, k: int) -> list[Hit]:
             body = json.dumps({"query": query, "k": k}).encode("utf-8")
+            started = time.monotonic()
             for attempt in range(retries + 1):
+                left = limits.deadline_seconds - (time.monotonic() - started)
+                if left <= 0:
+                    raise QueryFailed(f"no answer within the {limits.deadline_seconds:g}-second deadline of a query")
                 request = urllib.request.Request(url, data=body, headers=headers, method="POST")
                 try:
-                    with urllib.request.urlopen(request, timeout=timeout) as response:
-                        payload = response.read()
+                    with opener.open(request, timeout=min(timeout, left)) as response:
+                        payload = read_bounded(response, limits, started)
                 except urllib.error.HTTPError as error:
                     if (error.code == 429 or error.code >= 500) and attempt < retries:
-                        time.sleep(min(8.0, 0.2 * 2 ** attempt) * (1 + random.random() / 4))
+                        time.sleep(min(8.0, 0.2 * 2 ** attempt, max(0.0, left / 2)) * (1 + random.random() / 4))
                         continue
                     raise QueryFailed(f"HTTP {error.code}") from None
                 except (TimeoutError, OSError) as error:
                     reason = getattr(error, "reason", error)
-                    raise QueryFailed(f"timed out after {timeout:g} s" if "timed out" in str(reason) else
+                    if isinstance(reason, QueryFailed):
+                        raise reason from None
+                    raise QueryFailed(f"timed out after {min(timeout, left):g} s" if "timed out" in str(reason) else
                                       f"no answer ({reason})") from None
                 try:
                     return hits_from_answer(json.loads(payload), where)

@@ -13,6 +13,7 @@ from rag_assets.lib.retrieve.external.hits import (
     Embed,
     ExternalRetrieverError,
     Hit,
+    QueryLimits,
     hit_from_dict,
     number_or_none,
     str_or_none,
@@ -30,7 +31,7 @@ class PythonEntry(ExternalSpec):
     def in_flight_queries(self) -> int:
         return self.in_flight
 
-    def asker(self, embed: Embed | None, environ: Mapping[str, str]) -> Ask:
+    def asker(self, embed: Embed | None, environ: Mapping[str, str], limits: QueryLimits = QueryLimits()) -> Ask:
         module, _, attribute = self.target.partition(":")
         try:
             target = getattr(importlib.import_module(module), attribute)
