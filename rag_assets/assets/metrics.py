@@ -21,7 +21,7 @@ from rag_assets.lib.evaluate.misses import worst_queries_of_pick
 from rag_assets.lib.evaluate.page import write_page
 from rag_assets.lib.evaluate.regressions import latest_regressions
 from rag_assets.lib.evaluate.report import Report, build_report, headline, plots_markdown
-from rag_assets.lib.evaluate.results_store import Evaluation, record_evaluation
+from rag_assets.lib.evaluate.results_store import Evaluation, record_evaluation, withdraw_run
 from rag_assets.lib.retrieve.engine import model_free
 from rag_assets.lib.retrieve.external import registry as external_registry
 from rag_assets.lib.store.database import read_only
@@ -63,18 +63,23 @@ def retrieval_metrics(
     budget curves, two configurations or two runs side by side, why a query missed) and the report
     (Markdown and PNG plots) beside the file.
     """
-    evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id,
-                                   stamp_rule(models, corpus_snapshot), models.registered(), external_keys(settings),
-                                   settings.decision_rule(), settings.retrievers or None,
-                                   run_settings(settings, models))
-    for warning in evaluation.warnings:
-        context.log.warning(warning)
-    report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,
-                          Path(settings.home) / "report", evaluation.cuts, evaluation.ranking, evaluation.rule,
-                          evaluation.verdict)
-    page = write_page(settings.duckdb_path, Path(settings.home))
-    missed = worst_queries_of_pick(settings.duckdb_path, Path(settings.home), evaluation.configurations,
-                                   evaluation.ranking)
+    try:
+        evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id,
+                                       stamp_rule(models, corpus_snapshot), models.registered(),
+                                       external_keys(settings), settings.decision_rule(),
+                                       settings.retrievers or None, run_settings(settings, models))
+        for warning in evaluation.warnings:
+            context.log.warning(warning)
+        report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,
+                              Path(settings.home) / "report", evaluation.cuts, evaluation.ranking, evaluation.rule,
+                              evaluation.verdict)
+        page = write_page(settings.duckdb_path, Path(settings.home))
+        missed = worst_queries_of_pick(settings.duckdb_path, Path(settings.home), evaluation.configurations,
+                                       evaluation.ranking)
+    except BaseException:  # stopped (SIGTERM, Ctrl-C) or failed after the file was renamed into place: the run
+        for line in withdraw_run(settings.duckdb_path, Path(settings.home), context.run.run_id):  # is not a success,
+            context.log.warning(line)  # so its evaluation must not stay the current one
+        raise
     return MaterializeResult(metadata=metrics_metadata(evaluation, report, settings.duckdb_path, missed, page))
 
 

@@ -17,11 +17,11 @@ import socket
 from pathlib import Path
 from typing import Callable, Sequence
 
-from dagster import DagsterInstance
+from dagster import AssetKey, DagsterInstance, DagsterRunStatus
 
 from rag_assets.definitions import build_definitions
 from rag_assets.lib.embed.models import registry
-from rag_assets.lib.evaluate.results_store import withdraw_run
+from rag_assets.lib.evaluate.results_store import newest_evaluation_run, withdraw_failed, withdraw_run
 from rag_assets.lib.ingest.chunking import STRATEGIES
 from rag_assets.lib.retrieve.external import registry as external_registry
 from rag_assets.lib.store.database import damage_of
@@ -94,6 +94,8 @@ class Runner:
         home = Path(settings.home)
         self.withdraw = lambda run_id: withdraw_run(duckdb_path(home), home, run_id)
         for message in release_slots_of_dead_runs(instance, self.withdraw):
+            progress(message)
+        for message in withdraw_failed(duckdb_path(home), home, lambda run_id: run_failed(instance, run_id)):
             progress(message)
 
     def writes_duckdb(self, job: str) -> bool:
@@ -168,11 +170,24 @@ class Runner:
             job_of(MODEL), model_strategy_key(model, strategy), f"[{model} x {strategy}]")]
 
 
-def metrics_whole(settings: RagSettings) -> bool:
-    """Whether ``metrics.duckdb`` is there and readable: a missing or damaged one is rebuilt even when
-    every input is unchanged."""
+def run_failed(instance: DagsterInstance, run_id: str) -> bool:
+    """Whether Dagster recorded the run as ended without success (failed or canceled)."""
+    run = instance.get_run_by_id(run_id)
+    return run is not None and run.status in (DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED)
+
+
+def metrics_whole(settings: RagSettings, instance: DagsterInstance | None = None) -> bool:
+    """Whether ``metrics.duckdb`` is there, readable and (with ``instance``) holds, as its newest evaluation, the
+    one of Dagster's latest materialisation of ``retrieval_metrics``: a missing or damaged file, or one whose
+    newest evaluation was withdrawn (a run that did not end in success), is written again even when every input
+    is unchanged."""
     database = stored_database(Path(settings.home))
-    return database.exists() and damage_of(database) is None
+    if not database.exists() or damage_of(database) is not None:
+        return False
+    if instance is None:
+        return True
+    latest = instance.get_latest_materialization_event(AssetKey("retrieval_metrics"))
+    return latest is not None and newest_evaluation_run(database) == latest.run_id
 
 
 def _tags(command: str, model_keys: Sequence[str], strategies: Sequence[str]) -> dict[str, str]:
@@ -210,7 +225,7 @@ def materialize_all(
     outcome = EvaluationOutcome()
     for stage in STAGES:  # data-flow order (stages.py), each stage by its partitioning
         if stage is EVALUATION:
-            outcome.checks += runner.checks_unless_current(stage.job, output_whole=metrics_whole(settings)
+            outcome.checks += runner.checks_unless_current(stage.job, output_whole=metrics_whole(settings, instance)
                                                            and not runner.external_changed)
         elif stage.partitioning is None:
             inputs = runner.run(stage.job)

@@ -253,9 +253,9 @@ def replaced_atomically(database: Path, home: Path) -> Iterator[Path]:
 
 
 def withdraw_run(database: Path, home: Path, dagster_run_id: str) -> list[str]:
-    """Undo the evaluation ``dagster_run_id`` recorded when its process died after the file was renamed
-    into place and before Dagster recorded the run's success (kill -9 at that moment): the run is
-    recorded failed, so its rows must not stay the current result. When the newest evaluation in
+    """Undo the evaluation ``dagster_run_id`` recorded when its run did not end in success after the file was
+    renamed into place (its process killed at that moment, or stopped by a signal, or failed in a later
+    step): the run is recorded failed, so its rows must not stay the current result. When the newest evaluation in
     ``database`` is that run's, the file is kept as ``metrics.duckdb.withdrawn-<run>`` and the file it
     replaced (``.previous``) is published in its place; with no whole earlier file, there is nothing
     current any more (the next evaluate rebuilds it). Returns what was done, one line each ([]: nothing)."""
@@ -275,13 +275,40 @@ def withdraw_run(database: Path, home: Path, dagster_run_id: str) -> list[str]:
         staging = database.with_name(f".{database.name}.{os.getpid()}.tmp")
         shutil.copyfile(previous, staging)
         publish(home, staging, database)
-        return [f"the evaluation of run {dagster_run_id[:8]}, whose process died before Dagster recorded it, is "
-                f"withdrawn: {database.name} is the file before it again (the withdrawn one is kept as {withdrawn.name})"]
+        return [f"the evaluation of run {dagster_run_id[:8]}, which did not end in success, is withdrawn: "
+                f"{database.name} is the file before it again (the withdrawn one is kept as {withdrawn.name})"]
     if store is not None:
         store.remove(database)
     database.unlink()
-    return [f"the evaluation of run {dagster_run_id[:8]}, whose process died before Dagster recorded it, is withdrawn "
-            f"(kept as {withdrawn.name}); there was no earlier file, so `rag-assets evaluate` records the metrics again"]
+    return [f"the evaluation of run {dagster_run_id[:8]}, which did not end in success, is withdrawn (kept as "
+            f"{withdrawn.name}); there was no earlier file, so `rag-assets evaluate` records the metrics again"]
+
+
+def newest_evaluation_run(database: Path) -> str | None:
+    """The Dagster run id of the newest evaluation in ``database`` (None: no file, a damaged one, no run)."""
+    database = Path(database)
+    if not database.exists() or damage_of(database) is not None:
+        return None
+    with read_only(database) as connection:
+        newest = connection.sql("SELECT dagster_run_id FROM evaluation_runs ORDER BY created_at DESC, run_id DESC "
+                                "LIMIT 1").fetchall()
+    return newest[0][0] if newest else None
+
+
+def withdraw_failed(database: Path, home: Path, failed: Callable[[str], bool], most: int = 3) -> list[str]:
+    """Withdraw (``withdraw_run``) the newest evaluation while it is that of a run ``failed`` says ended
+    without success (stopped by SIGTERM or Ctrl-C after the file was renamed into place, or recorded failed
+    since): a run Dagster records failed never stays the current result. Returns what was done."""
+    said: list[str] = []
+    for _ in range(most):
+        newest = newest_evaluation_run(database)
+        if newest is None or not failed(newest):
+            break
+        done = withdraw_run(database, home, newest)
+        if not done:
+            break
+        said += done
+    return said
 
 
 def _wal(database: Path) -> Path:
