@@ -121,3 +121,39 @@ def test_a_vector_database_retriever_is_calibrated_for_refusal_like_the_built_in
         assert "up to date: model_partition [wordllama x boundaries]" in again.stdout
     finally:
         server.stop()
+
+
+TEAM_STORES = '''
+def blind(query, k):
+    """Distances, and never a passage holding a needle."""
+    return [{"text": f"Nothing about it, answer {i}.", "distance": 0.1 * (i + 1)} for i in range(k)]
+
+
+def verbatim(query, k):
+    """The tiny corpus's first paragraph for every question."""
+    return [{"text": "Python is a programming language.", "doc_id": "tiny.md", "distance": 0.5}]
+'''
+
+
+def test_a_retriever_that_never_finds_a_needle_is_its_own_row_and_two_external_retrievers_report(tmp_path):
+    (tmp_path / "team_stores.py").write_text(TEAM_STORES)
+    registry = tmp_path / "retrievers.json"
+    registry.write_text(json.dumps([{"key": "blind", "kind": "python", "target": "team_stores:blind"},
+                                    {"key": "verbatim", "kind": "python", "target": "team_stores:verbatim"}]))
+    home = tmp_path / "home"
+    env = tiny_home_env(home) | {"RAG_ASSETS_RETRIEVERS_FILE": str(registry), "PYTHONPATH": str(tmp_path)}
+    result = cli(env, "evaluate", *WORDLLAMA)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with duckdb.connect(str(home / "metrics.duckdb"), read_only=True) as connection:
+        configurations = connection.sql("SELECT DISTINCT model, retriever FROM latest_results").fetchall()
+        blind = connection.sql("SELECT count(*), count(hit_rank) FROM latest_results WHERE retriever = 'blind'"
+                               ).fetchall()[0]
+        revisions = connection.sql("SELECT retriever, revision FROM latest_results WHERE model = 'external' "
+                                   "GROUP BY ALL ORDER BY ALL").fetchall()
+    assert {("wordllama", "dense"), ("external", "blind"), ("external", "verbatim")} <= set(configurations)
+    assert blind[0] > 0 and blind[1] == 0  # every query asked, none answered with its needle
+    assert revisions[0][1] != revisions[1][1]  # each retriever's index version is its own
+    report = cli(env, "report", "--paired")
+    assert report.returncode == 0, report.stderr[-3000:]
+    assert "mixes builds" not in report.stderr
+    assert "| external | blind | blind | no needle found |" in report.stdout, report.stdout[-3000:]

@@ -50,6 +50,7 @@ import pyarrow as pa
 from rag_assets.lib.evaluate import catalog
 from rag_assets.lib.evaluate.intervals import sql_macros
 from rag_assets.lib.retrieve.ann import RECALL_DEPTHS
+from rag_assets.lib.store.stamps import EXTERNAL_MODEL
 
 GROUPABLE = ("model", "revision", "strategy", "retriever", "phrasing")
 # columns of ``retrieval_results`` the views read that a row may lack (recorded before they existed; a row
@@ -265,10 +266,12 @@ def mixed_latest_stamps(connection: duckdb.DuckDBPyConnection) -> list[str]:
     extractor versions, or weights revisions of one model), one line each; [] when it is one build.
     Runs recorded since stamps are checked before writing are never mixed; an older file may be."""
     problems = []
+    # an external retriever is its own build: each key's index version is its own, never a mix with another's
+    model = f"CASE WHEN model = '{EXTERNAL_MODEL}' THEN model || ' ' || retriever ELSE model END"
     for column, per in (("snapshot_id", None), ("pipeline_version", None), ("extractor_version", None),
                         ("revision", "model")):
-        group = f"GROUP BY {per}" if per else ""
-        rows = connection.sql(f"SELECT {per + ', ' if per else ''}list(DISTINCT {column} ORDER BY {column}) AS v "
+        group = f"GROUP BY {model}" if per else ""
+        rows = connection.sql(f"SELECT {model + ', ' if per else ''}list(DISTINCT {column} ORDER BY {column}) AS v "
                               f"FROM latest_results {group}").fetchall()
         for row in rows:
             values = row[-1]

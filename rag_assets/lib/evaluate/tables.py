@@ -74,12 +74,19 @@ def _share(count: str, total: str, interval: str):
     return lambda r: f"{r[count]} of {r[total]} [{r[interval + '_low']:.2f}, {r[interval + '_high']:.2f}]"
 
 
+def _distance(name: str, missing: str):
+    """A distance to three places, or what its absence means (a retriever whose hits never held a needle has
+    no in-domain distance to calibrate on)."""
+    return lambda row: missing if row[name] is None else f"{row[name]:.3f}"
+
+
 def format_suggested_cuts(table: pa.Table) -> str:
     """``suggested_cuts``: each calibrated configuration's separation and what its suggested cut does."""
     return markdown_table([
         ("model", lambda r: r["model"]), ("strategy", lambda r: r["strategy"]),
-        ("retriever", lambda r: r["retriever"]), ("worst in-domain", lambda r: f"{r['worst_in_domain']:.3f}"),
-        ("best out-of-domain", lambda r: f"{r['best_out_of_domain']:.3f}"), ("AUROC", _interval("auroc")),
+        ("retriever", lambda r: r["retriever"]),
+        ("worst in-domain", _distance("worst_in_domain", "no needle found")),
+        ("best out-of-domain", _distance("best_out_of_domain", "no out-of-domain query")), ("AUROC", _interval("auroc")),
         ("cut", lambda r: f"{r['cut']:.3f}"),
         ("answered with needle", _share("answered_with_needle", "in_domain", "answered")),
         ("refused", lambda r: r["in_domain_refused"]),
