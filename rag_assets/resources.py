@@ -59,7 +59,8 @@ EXECUTION_ONLY = ("ray_address", "dask_scheduler", "dense_block_rows")
 def _setting(path: str):
     """A field whose default (read when the resource is built) and description are those of the setting
     at ``path`` in ``rag_assets.settings``, the one place a setting is defined."""
-    return Field(default_factory=lambda: settings.value(path), description=settings.description(path))
+    return Field(default_factory=lambda: settings.value(path), description=settings.description(path),
+                 **settings.bounds(path))
 
 
 def _config_type(annotation):

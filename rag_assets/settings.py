@@ -49,7 +49,8 @@ def comma_separated(value: Any) -> Any:
 
 
 class _Group(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix=PREFIX, extra="forbid", frozen=True, populate_by_name=True)
+    model_config = SettingsConfigDict(env_prefix=PREFIX, extra="forbid", frozen=True, populate_by_name=True,
+                                      allow_inf_nan=False)
 
 
 class Evaluation(_Group):
@@ -435,6 +436,31 @@ def description(path: str) -> str:
     """A setting's description, with the variable that sets it."""
     group, field = _field(path)
     return f"{group.model_fields[field].description} (${variable(group, field)})"
+
+
+def parse(path: str, text: str) -> Any:
+    """``text`` (a command-line option's value) as the setting at ``path`` takes it: its declared type and
+    range, so an option is held to what the setting is (``--top-k 0`` as ``evaluation.top_k`` is). A
+    ``SettingsError`` says what the value must be."""
+    group, field = _field(path)
+    try:  # the group's own validation (its validators too), without reading the environment
+        return getattr(group.model_validate({field: text}), field)
+    except ValidationError as error:
+        raise SettingsError(f"{text!r} is not a value of {path}: {_sentence(error.errors()[0]['msg'])}") from None
+
+
+def _sentence(message: str) -> str:
+    return message[:1].lower() + message[1:]
+
+
+def bounds(path: str) -> dict[str, Any]:
+    """The declared range of the setting at ``path`` as ``Field`` keywords (ge, gt, le, lt, allow_inf_nan), for
+    a field that stands for it elsewhere (a Dagster resource's)."""
+    group, field = _field(path)
+    found = {}
+    for item in group.model_fields[field].metadata:
+        found |= {name: getattr(item, name) for name in ("ge", "gt", "le", "lt", "allow_inf_nan") if hasattr(item, name)}
+    return found
 
 
 def _field(path: str) -> tuple[type[_Group], str]:

@@ -50,3 +50,41 @@ def test_a_start_up_error_is_one_paragraph_naming_the_setting_or_file(tmp_path, 
         assert "Traceback" not in result.stdout + result.stderr, (command, result.stderr[-3000:])
         [paragraph] = result.stderr.strip().splitlines()
         assert named in paragraph, (command, paragraph)
+
+
+@pytest.mark.parametrize("command", [
+    "evaluate --top-k 0", "evaluate --top-k -5", "evaluate --bm25-b 5", "evaluate --bm25-k1 nan",
+    "evaluate --bm25-k1 -1", "evaluate --bm25-stemmer klingon", "ui --port 70000", "ui --port 0",
+    "needles suggest out.jsonl --max-similarity 2",
+])
+def test_an_option_outside_its_range_is_refused_in_one_line_before_anything_runs(tmp_path, command):
+    home = tmp_path / "home"
+    result = cli(tiny_home_env(home), *command.split())
+    assert result.returncode == 2, result.stderr[-3000:]
+    [line] = result.stderr.strip().splitlines()
+    option, value = command.split()[-2:]
+    assert f"argument {option}:" in line and value in line, line
+    assert not home.exists() and not (tmp_path / "out.jsonl").exists()  # nothing ran
+
+
+@pytest.mark.parametrize(("variable", "value"), [("RAG_ASSETS_TOP_K", "0"), ("RAG_ASSETS_BM25_K1", "nan"),
+                                                 ("RAG_ASSETS_BM25_B", "1.5"), ("RAG_ASSETS_BM25_STEMMER", "klingon"),
+                                                 ("RAG_ASSETS_SLOT_WAIT", "inf")])
+def test_a_setting_outside_its_range_is_refused_in_one_line_by_every_command(tmp_path, variable, value):
+    home = tmp_path / "home"
+    for command in ("evaluate", "report", "ask what"):
+        result = cli(tiny_home_env(home) | {variable: value}, *command.split())
+        assert result.returncode == 2, (command, result.stderr[-3000:])
+        [line] = result.stderr.strip().splitlines()
+        assert f"{variable}={value!r}" in line, line
+    assert not home.exists()
+
+
+def test_a_dagster_run_config_outside_a_settings_range_is_refused_by_the_resource():
+    from pydantic import ValidationError
+
+    from rag_assets.resources import RagSettings
+
+    for bad in ({"top_k": 0}, {"external_deadline_seconds": float("inf")}):
+        with pytest.raises(ValidationError):
+            RagSettings(**bad)

@@ -18,6 +18,7 @@ import sys
 import threading
 
 from rag_assets import __version__
+from rag_assets import settings as settings_module
 from rag_assets.cli.exit_codes import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -55,6 +56,28 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def setting(path: str):
+    """An argparse type: a value held to the declared type and range of the setting at ``path``."""
+    def parse(text: str):
+        try:
+            return settings_module.parse(path, text)
+        except SettingsError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    parse.__name__ = path  # argparse names the type in its message
+    return parse
+
+
+def port(text: str) -> int:
+    """An argparse type: a TCP port, 1 to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a port: a port is 1 to 65535")
+    return value
+
+
 def positive_int(text: str) -> int:
     """An argparse type: a whole number above zero."""
     try:
@@ -90,6 +113,17 @@ def distance_cut(text: str) -> float:
     return value
 
 
+def similarity_limit(text: str) -> float:
+    """An argparse type: a cosine similarity a candidate must stay below, a finite number above 0, at most 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a similarity limit (a number above 0, at most 1)")
+    return value
+
+
 def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="rag-assets",
@@ -121,7 +155,7 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     suggest.add_argument("--corpus", default=defaults.corpus, help="folder of documents (default: the project's)")
     suggest.add_argument("--per-document", type=positive_int, default=3)
     suggest.add_argument("--total", type=positive_int, default=50)
-    suggest.add_argument("--max-similarity", type=float, default=0.85,
+    suggest.add_argument("--max-similarity", type=similarity_limit, default=0.85,
                          help="a candidate whose cosine to another sentence is this or more is left out")
     suggest.add_argument("--no-meaning-check", action="store_true", help="skip the embedding of every sentence")
     suggest.add_argument("--force", action="store_true", help="replace the file if it exists")
@@ -140,13 +174,13 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
                           help="embedding models (default: the project's `models`, else all registered)")
     evaluate.add_argument("--strategies", nargs="+", default=defaults.strategies or None,
                           help="chunking strategies (default: the project's `strategies`, else all registered)")
-    evaluate.add_argument("--top-k", type=int, default=defaults.evaluation.top_k,
+    evaluate.add_argument("--top-k", type=setting("evaluation.top_k"), default=defaults.evaluation.top_k,
                           help=f"chunks kept per query and retriever (default {defaults.evaluation.top_k})")
-    evaluate.add_argument("--bm25-k1", type=float, default=defaults.bm25.k1, help=f"BM25 k1 (default {defaults.bm25.k1})")
-    evaluate.add_argument("--bm25-b", type=float, default=defaults.bm25.b, help=f"BM25 b (default {defaults.bm25.b})")
+    evaluate.add_argument("--bm25-k1", type=setting("bm25.k1"), default=defaults.bm25.k1, help=f"BM25 k1 (default {defaults.bm25.k1})")
+    evaluate.add_argument("--bm25-b", type=setting("bm25.b"), default=defaults.bm25.b, help=f"BM25 b (default {defaults.bm25.b})")
     evaluate.add_argument("--bm25-stopwords", choices=("none", "english"), default=defaults.bm25.stopwords,
                           help="drop English stop words (Lucene's set) in BM25")
-    evaluate.add_argument("--bm25-stemmer", default=defaults.bm25.stemmer,
+    evaluate.add_argument("--bm25-stemmer", type=setting("bm25.stemmer"), default=defaults.bm25.stemmer,
                           help=f"Snowball stemmer for BM25 ('english'; default {defaults.bm25.stemmer})")
 
     backfill = commands.add_parser(
@@ -197,7 +231,7 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     export.add_argument("--force", action="store_true", help="replace run and qrels files already in the folder")
 
     ui = commands.add_parser("ui", help="open the Dagster UI on the project (dagster dev)")
-    ui.add_argument("--port", type=int, default=3000)
+    ui.add_argument("--port", type=port, default=3000)
     ui.add_argument("--host", default="127.0.0.1")
     return parser
 

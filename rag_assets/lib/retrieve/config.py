@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 DENSE_BLOCK_ROWS = 65_536  # about 1.3 MB of the dense retriever's working memory per query
 
@@ -16,12 +16,21 @@ class BM25Parameters(BaseModel):
     """Okapi BM25's parameters."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-    k1: float = Field(1.2, ge=0, description="BM25's term-frequency saturation k1.")
+    k1: float = Field(1.2, ge=0, allow_inf_nan=False, description="BM25's term-frequency saturation k1.")
     b: float = Field(0.75, ge=0, le=1, description="BM25's length normalisation b.")
     lowercase: bool = Field(True, description="BM25 lower-cases tokens.")
     stopwords: Literal["none", "english"] = Field("none", description="BM25 stop words: 'none' or 'english' "
                                                   "(Lucene's set).")
     stemmer: str = Field("none", description="BM25 stemming: 'none' or a Snowball language ('english').")
+
+    @field_validator("stemmer")
+    @classmethod
+    def _a_snowball_language(cls, value: str) -> str:
+        import Stemmer  # PyStemmer: the Snowball stemmers
+
+        if value != "none" and value not in Stemmer.algorithms():
+            raise ValueError(f"not 'none' or a Snowball language ({', '.join(sorted(Stemmer.algorithms()))})")
+        return value
 
 
 class HNSWParameters(BaseModel):
