@@ -48,6 +48,35 @@ def comma_separated(value: Any) -> Any:
     return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
 
 
+# the longest path rag_assets writes under its storage folder, with room to spare: a partition file under two
+# 64-character names and a temporary suffix, a Dagster compute log under a run id and a step key
+PATHS_BELOW_HOME = 400
+
+
+def _exists(folder: Path) -> bool:
+    try:
+        return folder.exists()
+    except OSError:  # a name too long to ask about
+        return False
+
+
+def fits_the_file_system(home: Path) -> Path:
+    """``home`` if every file rag_assets writes under it can be named on this system: each part of it at most
+    NAME_MAX bytes and the whole at most PATH_MAX less ``PATHS_BELOW_HOME``."""
+    existing = next(folder for folder in (home, *home.parents) if _exists(folder))
+    name_max, path_max = os.pathconf(existing, "PC_NAME_MAX"), os.pathconf(existing, "PC_PATH_MAX")
+    too_long = [part for part in home.parts if len(os.fsencode(part)) > name_max]
+    if too_long:
+        raise ValueError(f"a folder name of {len(os.fsencode(too_long[0])):,} bytes ({too_long[0][:40]}...): this "
+                         f"file system allows {name_max}; choose another storage folder")
+    length = len(os.fsencode(str(home)))
+    if length + PATHS_BELOW_HOME > path_max:
+        raise ValueError(f"the storage folder's path is {length:,} bytes long and the files under it need up to "
+                         f"{PATHS_BELOW_HOME} more, past the {path_max:,} this system allows in a path; choose a "
+                         "storage folder with a shorter path")
+    return home
+
+
 class _Group(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=PREFIX, extra="forbid", frozen=True, populate_by_name=True,
                                       allow_inf_nan=False)
@@ -292,7 +321,7 @@ class Settings(_Group):
     @field_validator("home", mode="after")
     @classmethod
     def _absolute(cls, value: Path) -> Path:
-        return value.expanduser().resolve()
+        return fits_the_file_system(value.expanduser().resolve())
 
     @field_validator("debug", mode="before")
     @classmethod
@@ -316,6 +345,12 @@ def variable(group: type[_Group], field: str) -> str:
     return f"{group.model_config.get('env_prefix', '')}{field}".upper()
 
 
+def _shortened(value: Any) -> Any:
+    """A value as a one-line message shows it: a long string by its two ends."""
+    text = str(value) if isinstance(value, (str, Path)) else value
+    return f"{text[:60]}...{text[-60:]}" if isinstance(text, str) and len(text) > 160 else value
+
+
 def _validated(group: type[_Group], _from: dict[str, str] | None = None, **values) -> _Group:
     """``group`` built from ``values`` and the environment; SettingsError names each value at fault by its
     variable, or by ``_from[field]`` (the project file's key) when the value came from there."""
@@ -326,10 +361,10 @@ def _validated(group: type[_Group], _from: dict[str, str] | None = None, **value
         for problem in error.errors():
             field = str(problem["loc"][0]) if problem["loc"] else ""
             if field in (_from or {}):
-                problems.append(f"{_from[field]} = {problem.get('input')!r}: {problem['msg'].removeprefix('Value error, ')}")
+                problems.append(f"{_from[field]} = {_shortened(problem.get('input'))!r}: {problem['msg'].removeprefix('Value error, ')}")
                 continue
             name = variable(group, field) if field in group.model_fields else field
-            raw = os.environ.get(name, problem.get("input"))
+            raw = _shortened(os.environ.get(name, problem.get("input")))
             problems.append(f"{name}={raw!r}: {problem['msg'].removeprefix('Value error, ')}")
         raise SettingsError("; ".join(problems)) from None
 
@@ -365,9 +400,13 @@ def project_values(path: Path) -> dict[str, Any]:
     import tomllib
 
     try:
-        values = tomllib.loads(path.read_text(encoding="utf-8"))
+        values = tomllib.loads(path.read_bytes().decode("utf-8").removeprefix("\ufeff"))  # a BOM is no statement
     except OSError as error:
         raise SettingsError(f"{PROJECT_VARIABLE}={path}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        line = path.read_bytes()[:error.start].count(b"\n") + 1
+        raise SettingsError(f"{path}: not UTF-8 (line {line}, byte {error.start}: {error.object[error.start:error.end]!r}); "
+                            "save it as UTF-8 (TOML is UTF-8)") from None
     except tomllib.TOMLDecodeError as error:
         raise SettingsError(f"{path}: not TOML: {error}") from None
     for key, value in values.items():

@@ -4,6 +4,8 @@ anything is written."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rag_assets_tests.servers import cli, one_paragraph, tiny_home_env
@@ -13,8 +15,6 @@ pytestmark = [pytest.mark.integration]
 
 @pytest.mark.parametrize("key", ["../../evil", "/tmp/evil", "a\x00b", "x" * 300], ids=["dot-dot", "absolute", "nul", "long"])
 def test_a_model_key_that_would_leave_the_storage_folder_is_refused_when_registered(tmp_path, key):
-    import json
-
     home = tmp_path / "deep" / "er" / "home"
     registry = tmp_path / "models.json"
     registry.write_text(json.dumps([{"key": key, "loader": "wordllama", "package": "wordllama", "dimension": 256,
@@ -36,12 +36,16 @@ def test_a_model_key_that_would_leave_the_storage_folder_is_refused_when_registe
     ({"RAG_ASSETS_MODELS_FILE": "{folder}/object.json"}, 1, "object.json: must be a JSON list"),
     ({"RAG_ASSETS_MODELS_FILE": "{folder}/unknown.json"}, 1, "unknown.json, entry 1: unknown field(s) 'colour'"),
     ({"RAG_ASSETS_MODELS_FILE": "{folder}/missing.json"}, 1, "missing.json: No such file or directory"),
-], ids=["executor", "timeout", "not-json", "not-a-list", "unknown-field", "missing-file"])
+    ({"RAG_ASSETS_MODELS_FILE": "{folder}/twice.json"}, 1,
+     "twice.json, entry 2: the model key 'copy' is entry 1's too; each key names one model"),
+], ids=["executor", "timeout", "not-json", "not-a-list", "unknown-field", "missing-file", "duplicate-key"])
 def test_a_start_up_error_is_one_paragraph_naming_the_setting_or_file(tmp_path, variables, status, named):
     (tmp_path / "not-json.json").write_text("{oops", encoding="utf-8")
     (tmp_path / "object.json").write_text('{"key": "x"}', encoding="utf-8")
     (tmp_path / "unknown.json").write_text('[{"key": "x", "loader": "wordllama", "package": "wordllama", '
                                            '"dimension": 256, "window": null, "colour": "red"}]', encoding="utf-8")
+    entry = {"key": "copy", "loader": "wordllama", "package": "wordllama", "dimension": 256, "window": None}
+    (tmp_path / "twice.json").write_text(json.dumps([entry, entry | {"dimension": 128}]), encoding="utf-8")
     env = tiny_home_env(tmp_path / "home") | {name: value.format(folder=tmp_path) for name, value in variables.items()}
     commands = ["evaluate", "backfill --model wordllama"] + (["report", "ask what"] if status == 2 else [])
     for command in commands:  # a bad setting stops every command; the registry stops those that read it

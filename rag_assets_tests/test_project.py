@@ -109,3 +109,68 @@ def test_needles_suggest_drafts_a_file_that_check_reports_as_a_draft_then_accept
     refused = cli(project, "needles", "check", "drafted.jsonl")
     assert refused.returncode == 1
     assert f"drafted.jsonl:{len(lines)}: id {lines[0]['id']!r} is used already at " in refused.stdout
+
+
+def test_a_project_file_that_is_not_utf8_is_one_line_for_every_command_help_included(project):
+    path = project / "rag-assets.toml"
+    path.write_bytes(path.read_bytes() + b'\n# caf\xe9\n')
+    line_of_the_byte = path.read_bytes().count(b"\n")
+    for command in ("--help", "report", "evaluate", "ask what"):
+        result = cli(project, *command.split())
+        assert result.returncode == 2 and "Traceback" not in result.stderr, (command, result.stderr[-2000:])
+        [line] = result.stderr.strip().splitlines()
+        assert f"{path}: not UTF-8 (line {line_of_the_byte}," in line and "save it as UTF-8" in line, line
+
+
+def test_a_project_file_with_a_byte_order_mark_is_read(project):
+    path = project / "rag-assets.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    result = cli(project, "report")
+    assert result.returncode == 4, result.stderr  # no results yet: the file was read, its storage folder named
+    assert str(project / ".rag-assets" / "metrics.duckdb") in result.stdout + result.stderr
+
+
+def test_every_command_names_the_project_file_it_read_and_a_corpus_outside_it(project, tmp_path):
+    below = project / "docs"
+    report = cli(below, "report")
+    assert f"rag-assets report: project file {project / 'rag-assets.toml'}" in report.stderr
+    outside = tmp_path / "another-corpus"
+    shutil.copytree(FIXTURES / "tiny_corpus", outside)
+    run = cli(below, "evaluate", "--corpus", str(outside))
+    assert run.returncode == 0, run.stderr[-2000:]
+    said = run.stderr.index(f"the corpus {outside} lies outside this project's folder {project}")
+    assert said < run.stderr.index("rag-assets evaluate: project file") + 500 and ".rag-assets" in run.stderr
+    inside = cli(below, "evaluate")
+    assert "lies outside" not in inside.stderr
+
+
+def test_needles_check_refuses_a_file_without_a_needle(project):
+    (project / "empty.jsonl").write_text("", encoding="utf-8")
+    result = cli(project, "needles", "check", "empty.jsonl")
+    assert result.returncode == 1 and "holds no needle (the evaluation would refuse it)" in result.stderr
+
+
+def test_init_writes_valid_toml_whatever_the_corpus_is_called(tmp_path):
+    import tomllib
+
+    folder = tmp_path / "quoted"
+    name = 'my "docs"\nhome = "/etc"'  # a quote, a newline and a key a template would let in
+    made = cli(tmp_path, "init", str(folder), "--corpus", name)
+    assert made.returncode == 0, made.stderr
+    values = tomllib.loads((folder / "rag-assets.toml").read_text(encoding="utf-8"))
+    assert values["corpus"] == name and values["home"] == ".rag-assets"
+
+
+def test_init_without_docs_indexes_the_folder_but_not_the_projects_own_files(tmp_path):
+    folder = tmp_path / "flat"
+    shutil.copytree(FIXTURES / "tiny_corpus", folder)
+    shutil.copy(FIXTURES / "tiny_needles.jsonl", folder / "needles.jsonl")
+    assert cli(folder, "init").returncode == 0
+    path = folder / "rag-assets.toml"
+    assert 'corpus = "."' in path.read_text()
+    path.write_text(path.read_text().replace('models = ["all-MiniLM-L6-v2"]', 'models = ["wordllama"]')
+                    .replace('strategies = ["boundaries_header", "boundaries"]', 'strategies = ["boundaries"]'))
+    run = cli(folder, "evaluate")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "3 documents (3 ok, 0 failed" in run.stdout, run.stdout[-3000:]
+    assert "needles.jsonl" not in run.stdout.split("documents (")[1].split("\n")[0]

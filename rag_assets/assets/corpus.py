@@ -18,10 +18,17 @@ from dagster import (
 
 from rag_assets.asset_support import versioned_output
 from rag_assets.automation import REBUILD_CORPUS
-from rag_assets.lib.ingest.corpus import UNSUPPORTED, scan_corpus, snapshot_id
+from rag_assets.lib.ingest.corpus import UNSUPPORTED, project_inputs, scan_corpus, snapshot_id
 from rag_assets.lib.ingest.documents import corpus_refusal
 from rag_assets.lib.store.schemas import CORPUS_SNAPSHOT, table_from_rows
 from rag_assets.resources import RagSettings
+
+
+def scan(folder: Path, settings: RagSettings, skipped: dict[str, str]):
+    """The corpus folder's files, without the evaluation's own (its needle file, its storage folder...)."""
+    return scan_corpus(folder, skipped, project_inputs(settings.eval_set, settings.out_of_domain, settings.models_file,
+                                                       settings.retrievers_file, settings.home))
+
 
 with warnings.catch_warnings():  # observable source assets are beta, and exactly what is needed here
     warnings.simplefilter("ignore", BetaWarning)
@@ -39,7 +46,7 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
         """
         folder = Path(settings.corpus_dir).resolve()
         skipped: dict[str, str] = {}
-        entries = scan_corpus(folder, skipped)
+        entries = scan(folder, settings, skipped)
         return ObserveResult(
             data_version=DataVersion(snapshot_id(entries)),
             metadata={"corpus_dir": MetadataValue.path(str(folder)), "files": len(entries),
@@ -55,7 +62,7 @@ def corpus_snapshot(context, settings: RagSettings) -> Output[pa.Table]:
     """
     folder = Path(settings.corpus_dir).resolve()
     skipped: dict[str, str] = {}
-    entries = scan_corpus(folder, skipped)
+    entries = scan(folder, settings, skipped)
     for path, reason in sorted(skipped.items()):
         context.log.warning(f"corpus: skipped {path}: {reason}")
     refusal = corpus_refusal(folder, entries, settings.max_document_bytes)

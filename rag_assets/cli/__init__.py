@@ -9,6 +9,7 @@ Dagster's import. Every expected failure is one paragraph on stderr and an exit 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import math
@@ -16,6 +17,7 @@ import os
 import signal
 import sys
 import threading
+from pathlib import Path
 
 from rag_assets import __version__
 from rag_assets import settings as settings_module
@@ -293,8 +295,25 @@ def is_interrupt(error: BaseException | None) -> bool:
 RUN_THE_GRAPH = ("evaluate", "backfill", "ui")  # the commands that open the Dagster instance and embed
 
 
+def say_the_project(args: argparse.Namespace, settings: Settings) -> None:
+    """Which project file the settings came from (found from this folder up, or named by RAG_ASSETS_PROJECT),
+    and, for a command that writes into its history, a corpus that lies outside that project's folder."""
+    found = settings_module.project_file()
+    if found is None or not found.is_file():
+        return
+    print(f"rag-assets {args.command}: project file {found}", file=sys.stderr)
+    corpus = getattr(args, "corpus", None)
+    if args.command in RUN_THE_GRAPH[:2] and corpus and not Path(corpus).resolve().is_relative_to(found.parent):
+        print(f"rag-assets {args.command}: the corpus {Path(corpus).resolve()} lies outside this project's folder "
+              f"{found.parent}; its evaluation is written into the project's storage folder {settings.home} "
+              f"(run from the corpus's own project, or set RAG_ASSETS_PROJECT, to keep them apart)", file=sys.stderr)
+
+
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     from rag_assets.runner.services import check as check_services
+
+    if args.command != "init":
+        say_the_project(args, settings)
 
     check_services(settings, runs_the_graph=args.command in RUN_THE_GRAPH)  # before anything is written
     from rag_assets.lib.store.object_store import use_object_store
@@ -355,6 +374,16 @@ def main(argv: list[str] | None = None) -> int:
             raise
         if interrupt_pending():  # an interrupt that a library turned into its own error (SQLite: "interrupted")
             return interrupted(command)
+        from rag_assets.instance.storage_errors import instance_storage_sentence
+
+        said = instance_storage_sentence(error, settings.home / "dagster", bool(settings.instance.postgres_url))
+        if said:  # Dagster's own database: the file, the cause and the fix, not SQLAlchemy's statement
+            print(f"{command}: {said}.", file=sys.stderr)
+            return EXIT_FAILED
+        if isinstance(error, OSError) and error.errno == errno.ENOSPC and not error.filename:
+            print(f"{command}: no space left on device writing under the storage folder {settings.home}. Free space "
+                  "(or point RAG_ASSETS_HOME at a folder on a device with room) and run again.", file=sys.stderr)
+            return EXIT_FAILED
         if getattr(error, "paragraph", False):  # an expected failure that says all there is to say
             print(f"{command}: {error}", file=sys.stderr)
             return EXIT_FAILED

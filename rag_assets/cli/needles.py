@@ -25,7 +25,14 @@ def corpus_documents(corpus: Path, home: Path) -> dict[str, tuple[str, list[dict
 
 def suggest_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.lib.embed.models import DEFAULT_MODEL, load_for_asking, registry
-    from rag_assets.lib.evalsets.mining import candidates
+    from rag_assets.lib.evalsets.mining import (
+        MAX_CHARACTERS,
+        MAX_WORDS,
+        MIN_CHARACTERS,
+        MIN_CONTENT_WORDS,
+        MIN_WORDS,
+        candidates,
+    )
     from rag_assets.settings import current
 
     out = Path(args.out)
@@ -46,6 +53,13 @@ def suggest_command(args: argparse.Namespace, home: Path) -> int:
           f"{mined.restated} whose meaning another sentence states). Write each candidate's "
           f"{' and '.join(map(repr, phrasings))} questions, drop the ones you would not ask, then "
           f"`rag-assets needles check {out}`.")
+    if mined.without_prose:
+        shown = ", ".join(mined.without_prose[:8]) + (" ..." if len(mined.without_prose) > 8 else "")
+        print(f"No candidate from {len(mined.without_prose)} documents with text: no sentence there reads as prose "
+              f"that could be a needle ({shown}). A candidate is a sentence ending in . ! ? (or 。！？) of "
+              f"{MIN_WORDS} to {MAX_WORDS} words with {MIN_CONTENT_WORDS} content words, or {MIN_CHARACTERS} to "
+              f"{MAX_CHARACTERS} characters in Japanese, Chinese or Thai, mostly letters; write needles for these "
+              "documents by hand.")
     return EXIT_OK
 
 
@@ -58,6 +72,10 @@ def check_command(args: argparse.Namespace, home: Path) -> int:
         records = list(json_lines(Path(args.file), "needle file"))
     except EvalSetError as error:
         print(f"rag-assets needles check: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    if not records:  # the evaluation refuses a file without a needle: so does its check
+        print(f"rag-assets needles check: needle file {args.file} holds no needle (the evaluation would refuse it); "
+              "`rag-assets needles suggest` drafts some from the corpus", file=sys.stderr)
         return EXIT_FAILED
     documents = corpus_documents(Path(args.corpus), home)
     found = review(records, documents, current().evaluation.phrasings, args.max_shared_words)

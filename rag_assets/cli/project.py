@@ -16,20 +16,37 @@ from pathlib import Path
 from rag_assets.cli.exit_codes import EXIT_FAILED, EXIT_OK
 from rag_assets.settings import PROJECT_FILE
 
-TEMPLATE = """# rag-assets project: read by `rag-assets` (any command, from this folder or below), `rag-assets ui` and its
-# daemon. An environment variable (RAG_ASSETS_CORPUS, ...) overrides a value; relative paths are relative
-# to this file. Every setting and its table: docs/settings.md.
+HEADER = ("rag-assets project: read by `rag-assets` (any command, from this folder or below), `rag-assets ui` and "
+          "its\ndaemon. An environment variable (RAG_ASSETS_CORPUS, ...) overrides a value; relative paths are "
+          "relative\nto this file. Every setting and its table: docs/settings.md.")
 
-corpus = "{corpus}"             # the documents: every file under it
-eval_set = "needles.jsonl"      # needle questions: `rag-assets needles suggest` drafts them from the corpus
-out_of_domain = ""              # questions the corpus cannot answer ("" : no refusal calibration)
-home = ".rag-assets"            # where every output goes
-models = ["all-MiniLM-L6-v2"]   # what `evaluate` runs ([]: every registered model)
-strategies = ["boundaries_header", "boundaries"]
 
-[schedule]
-cron = "0 2 * * *"              # the nightly evaluation (the daemon of `rag-assets ui`)
-"""
+def project_toml(corpus: str) -> str:
+    """The project file for ``corpus``, written by a TOML library: any folder name is a valid string."""
+    import tomlkit
+
+    document = tomlkit.document()
+    for line in HEADER.splitlines():
+        document.add(tomlkit.comment(line))
+    document.add(tomlkit.nl())
+    for key, value, comment in (
+            ("corpus", corpus, "the documents: every file under it"),
+            ("eval_set", "needles.jsonl", "needle questions: `rag-assets needles suggest` drafts them from the corpus"),
+            ("out_of_domain", "", 'questions the corpus cannot answer ("" : no refusal calibration)'),
+            ("home", ".rag-assets", "where every output goes"),
+            ("models", ["all-MiniLM-L6-v2"], "what `evaluate` runs ([]: every registered model)"),
+            ("strategies", ["boundaries_header", "boundaries"], None)):
+        item = tomlkit.item(value)
+        if comment:
+            item.comment(comment)
+        document.add(key, item)
+    document.add(tomlkit.nl())
+    schedule = tomlkit.table()
+    cron = tomlkit.item("0 2 * * *")
+    cron.comment("the nightly evaluation (the daemon of `rag-assets ui`)")
+    schedule.add("cron", cron)
+    document.add("schedule", schedule)
+    return tomlkit.dumps(document)
 
 
 def init_command(args: argparse.Namespace, home: Path) -> int:
@@ -41,7 +58,7 @@ def init_command(args: argparse.Namespace, home: Path) -> int:
         return EXIT_FAILED
     corpus = args.corpus or ("docs" if (folder / "docs").is_dir() else ".")
     folder.mkdir(parents=True, exist_ok=True)
-    path.write_text(TEMPLATE.format(corpus=corpus), encoding="utf-8")
+    path.write_text(project_toml(corpus), encoding="utf-8")
     print(f"wrote {path}: corpus {folder / corpus}.{tree_note(folder / corpus)} Next: `rag-assets needles suggest "
           "needles.jsonl` drafts needles to complete, then `rag-assets evaluate` from this folder.")
     return EXIT_OK

@@ -64,8 +64,15 @@ def models_from_file(path: Path) -> dict[str, ModelSpec]:
     if not isinstance(entries, list):
         raise ModelUnavailableError(f"{where}: must be a JSON list of objects, one per model; it is a "
                                     f"{type(entries).__name__}")
-    specs = [spec_of_entry(entry, f"{where}, entry {number}") for number, entry in enumerate(entries, 1)]
-    return {spec.key: spec for spec in specs}
+    specs: dict[str, ModelSpec] = {}
+    numbers: dict[str, int] = {}
+    for number, entry in enumerate(entries, 1):
+        spec = spec_of_entry(entry, f"{where}, entry {number}")
+        if spec.key in specs:  # the later one would replace the earlier without a word
+            raise ModelUnavailableError(f"{where}, entry {number}: the model key {spec.key!r} is entry "
+                                        f"{numbers[spec.key]}'s too; each key names one model")
+        specs[spec.key], numbers[spec.key] = spec, number
+    return specs
 
 
 def spec_of_entry(entry: object, where: str) -> ModelSpec:

@@ -25,8 +25,12 @@ import numpy as np
 from rag_assets.lib.evalsets.checks import in_a_heading, occurrences
 from rag_assets.lib.ingest.folding import find_folded, fold
 
-_SENTENCE = re.compile(r"[^.!?]+(?:[.!?](?=\s|$))")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
+# a sentence ends at . ! ? (and Arabic's question mark) before a space, or at a CJK full stop wherever it is
+_SENTENCE = re.compile(r"[^.!?。！？؟]+(?:[.!?؟](?=\s|$)|[。！？])")
+_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['-])+")  # a word of letters in any script
+# scripts written without spaces between words: a sentence is measured in characters
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")
+MIN_CHARACTERS, MAX_CHARACTERS = 12, 120
 STOPWORDS = frozenset("""a an the and or but if then of to in on at by for with from as is are was were be been
 being it its this that these those you your we our they their he she his her i me my not no do does did can
 could will would should may might must so than too very just also into out up down over under about which
@@ -58,7 +62,23 @@ class Candidate:
                 "questions": {phrasing: "" for phrasing in phrasings}, "kind": "prose"}
 
 
+def _unspaced(sentence: str) -> bool:
+    """Written in a script without spaces between words (Japanese, Chinese, Thai): at least a third of it."""
+    return len(_UNSPACED.findall(sentence)) >= len(sentence) / 3
+
+
+def _looks_like_unspaced_prose(sentence: str) -> bool:
+    """A sentence of Japanese, Chinese or Thai: measured in characters, mostly letters (its own punctuation
+    aside), never a heading's length."""
+    if not MIN_CHARACTERS <= len(sentence) <= MAX_CHARACTERS:
+        return False
+    letters = sum(ch.isalpha() or ch in "、，・「」『』（）" for ch in sentence)
+    return letters >= 0.85 * (len(sentence) - 1)
+
+
 def _looks_like_prose(sentence: str) -> bool:
+    if _unspaced(sentence):
+        return _looks_like_unspaced_prose(sentence)
     words = _WORD.findall(sentence)
     if not MIN_WORDS <= len(sentence.split()) <= MAX_WORDS:
         return False
@@ -68,7 +88,8 @@ def _looks_like_prose(sentence: str) -> bool:
     if letters < 0.85 * len(sentence):  # code, paths, numbers, markup
         return False
     capitalised = sum(word[0].isupper() for word in words)
-    return capitalised <= 0.5 * len(words) and sentence[0].isupper()  # not a list of names
+    starts = sentence[0].isupper() or (sentence[0].isalpha() and not sentence[0].islower())  # Arabic has no case
+    return capitalised <= 0.5 * len(words) and starts  # not a list of names
 
 
 def statement_score(sentence: str) -> int:
@@ -120,6 +141,7 @@ class Mined:
     sentences: int  # prose sentences seen
     repeated: int  # left out: they occur more than once
     restated: int  # left out: another sentence says nearly the same
+    without_prose: list[str] = field(default_factory=list)  # documents with text and no sentence that could serve
 
 
 def candidates(documents: Mapping[str, tuple[str, Sequence[Mapping]]], per_document: int = 3, total: int = 50,
@@ -127,6 +149,8 @@ def candidates(documents: Mapping[str, tuple[str, Sequence[Mapping]]], per_docum
     """Needle candidates from ``documents`` ({doc id: (canonical text, sections)})."""
     folded_docs = [fold(text) for text, _ in documents.values()]
     every = [c for doc_id, (text, sections) in sorted(documents.items()) for c in sentences_of(doc_id, text, sections)]
+    with_prose = {c.doc_id for c in every}
+    without_prose = [doc_id for doc_id, (text, _) in sorted(documents.items()) if text.strip() and doc_id not in with_prose]
     once = [c for c in every if sum(doc.count(fold(c.text)) for doc in folded_docs) == 1]
     repeated, restated = len(every) - len(once), 0
     if embed is not None and len(every) > 1:
@@ -159,7 +183,7 @@ def candidates(documents: Mapping[str, tuple[str, Sequence[Mapping]]], per_docum
         for doc_id in sorted(by_document):
             if round_number < len(by_document[doc_id]) and len(chosen) < total:
                 chosen.append(by_document[doc_id][round_number])
-    return Mined(chosen, len(every), repeated, restated)
+    return Mined(chosen, len(every), repeated, restated, without_prose)
 
 
 @dataclass

@@ -49,13 +49,39 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def scan_corpus(folder: Path, skipped: dict[str, str] | None = None) -> list[ManifestEntry]:
+PROJECT_FILE_NAME = "rag-assets.toml"  # a project file inside the corpus is never a document
+
+
+def project_inputs(eval_set: str = "", out_of_domain: str = "", models_file: str = "", retrievers_file: str = "",
+                   home: str = "") -> dict[Path, str]:
+    """The evaluation's own files and folders, {resolved path: what it is}: a corpus that holds them (``init``
+    in a folder without ``docs/`` sets the corpus to the project's folder) leaves them out, never indexed."""
+    named = {eval_set: "the evaluation set", out_of_domain: "the out-of-domain questions",
+             models_file: "the model registry file", retrievers_file: "the external retrievers file",
+             home: "the storage folder"}
+    return {Path(path).expanduser().resolve(): what for path, what in named.items() if path}
+
+
+def _project_input(path: Path, inputs: dict[Path, str]) -> str | None:
+    """Why ``path`` is one of the evaluation's own files (or lies in its storage folder), else None."""
+    if path.name == PROJECT_FILE_NAME:
+        return "the project file"
+    resolved = path.resolve()
+    for place, what in inputs.items():
+        if resolved == place or resolved.is_relative_to(place):
+            return what
+    return None
+
+
+def scan_corpus(folder: Path, skipped: dict[str, str] | None = None,
+                inputs: dict[Path, str] | None = None) -> list[ManifestEntry]:
     """Every non-hidden file under ``folder``, sorted by relative path.
 
     A BEIR folder (one holding ``corpus.jsonl`` or ``corpus.jsonl.gz``) has one document file, the
     corpus; its other files are evaluation data. A documentation tree's configuration (``conf.py`` and its
     local extensions, ``mkdocs.yml``, ``docusaurus.config.*``, sidebars: ``doc_sources.configuration_kind``)
-    is listed as such, never read as a document. Raises CorpusError naming the folder when it does
+    is listed as such, never read as a document; the evaluation's own files (``inputs``, a project file) are
+    left out with their reason. Raises CorpusError naming the folder when it does
     not exist, is not a folder, or holds no file of a supported format. What cannot be a document
     (a name that is not UTF-8, a broken or looping symbolic link, an unreadable folder) is left out
     and put in ``skipped`` as {relative path: reason}, never dropped silently.
@@ -72,6 +98,11 @@ def scan_corpus(folder: Path, skipped: dict[str, str] | None = None) -> list[Man
     entries = []
     for path in files:
         relative = path.relative_to(folder)
+        own = _project_input(path, inputs or {})
+        if own:  # the evaluation's own file: left out, with its reason
+            if skipped is not None:
+                skipped[relative.as_posix()] = f"{own} of this evaluation, not a document"
+            continue
         if beir:
             fmt = BEIR_CORPUS if relative.as_posix() in BEIR_CORPUS_FILES else BEIR_EVAL
         elif configuration_kind(folder, relative.as_posix()):

@@ -70,3 +70,19 @@ def test_a_section_offers_its_plainest_statement_not_its_first_sentence():
     mined = candidates({"k.html": (text, sections)}, per_document=2)
     assert [c.text.split()[0] for c in mined.candidates] == ["A", "See"]  # the statement, then the lesser evil
     assert statement_score("A kettle uses more electricity.") > statement_score("It’s what we use below.")
+
+
+JAPANESE = "東京は日本の首都であり、世界でも有数の大都市として知られている。富士山は静岡県と山梨県にまたがる活火山で、日本で最も高い山である。"
+ARABIC = ("القاهرة هي عاصمة جمهورية مصر العربية وأكبر مدنها من حيث عدد السكان. "
+          "يعد نهر النيل أطول نهر في العالم ويمر عبر إحدى عشرة دولة أفريقية.")
+
+
+def test_japanese_and_arabic_pages_give_candidates_and_a_page_without_prose_is_named():
+    mined = candidates({"ja.md": (JAPANESE, []), "ar.md": (ARABIC, []), "code.md": ("x = 1; y = 2", []),
+                        "empty.md": ("", [])})
+    texts = [candidate.text for candidate in mined.candidates]
+    assert "富士山は静岡県と山梨県にまたがる活火山で、日本で最も高い山である。" in texts
+    assert "يعد نهر النيل أطول نهر في العالم ويمر عبر إحدى عشرة دولة أفريقية." in texts
+    assert len(texts) == 4 and all(JAPANESE.count(t) + ARABIC.count(t) == 1 for t in texts)
+    assert mined.without_prose == ["code.md"]  # a page with text and no sentence that could serve; not the empty one
+    assert sentences_of("ja.md", "見出し", []) == []  # a heading's length is no sentence
