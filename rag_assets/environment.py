@@ -41,3 +41,50 @@ def inherited(names) -> dict[str, str]:
     """Those of these variables this process was started with, and their values (not settings of
     rag_assets: what a cluster worker inherited, such as the allocator's)."""
     return {name: os.environ[name] for name in names if name in os.environ}
+
+
+# every library's cache, inside the storage folder: {variable: folder under home/caches}. A variable the user
+# set is theirs, and kept.
+LIBRARY_CACHES = {
+    "MPLCONFIGDIR": "matplotlib",  # matplotlib's font list and configuration (else ~/.cache, ~/.config)
+    "XDG_CACHE_HOME": "xdg",  # onnxruntime's device id and database (else ~/.cache/Microsoft)
+    "TIKTOKEN_CACHE_DIR": "tiktoken",  # the token counter's encoding (else the temporary folder)
+    "TORCHINDUCTOR_CACHE_DIR": "torchinductor",  # PyTorch's compiled kernels (else /tmp/torchinductor_<user>)
+    "TRITON_CACHE_DIR": "triton",
+}
+
+
+def keep_scratch_in(home: Path) -> Path | None:
+    """Point every library's cache into ``home/caches`` and this process's temporary files (Sphinx's builds,
+    onnxruntime's session file, anything ``tempfile`` makes) into ``home/tmp/<host>.<pid>``, which its children
+    inherit; first remove the temporary folders of processes of this host that are gone (a run killed with
+    kill -9 cannot clean its own). Returns this process's temporary folder, or None where the storage folder
+    cannot be written (a read-only one: the system's folders are used, as before)."""
+    import atexit
+    import shutil
+    import socket
+    import tempfile
+
+    from rag_assets.lib.store.paths import caches_dir, pid_alive, scratch_dir
+
+    host = socket.gethostname()
+    scratch = scratch_dir(home)
+    mine = scratch / f"{host}.{os.getpid()}"
+    if os.environ.get("TMPDIR") == str(mine):
+        return mine
+    try:
+        mine.mkdir(parents=True, exist_ok=True)
+        for variable, folder in LIBRARY_CACHES.items():
+            if variable not in os.environ:
+                (caches_dir(home) / folder).mkdir(parents=True, exist_ok=True)
+                os.environ[variable] = str(caches_dir(home) / folder)
+    except OSError:
+        return None
+    for left in scratch.glob(f"{host}.*"):
+        pid = left.name.rsplit(".", 1)[-1]
+        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
+            shutil.rmtree(left, ignore_errors=True)
+    os.environ["TMPDIR"] = str(mine)
+    tempfile.tempdir = None  # tempfile asks TMPDIR again
+    atexit.register(shutil.rmtree, mine, True)  # after the libraries' own clean-up (registered later, run first)
+    return mine

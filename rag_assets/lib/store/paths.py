@@ -33,6 +33,16 @@ def dagster_home(home: Path) -> Path:
     return home / "dagster"
 
 
+def caches_dir(home: Path) -> Path:
+    """Where the libraries keep their caches (matplotlib's, onnxruntime's, PyTorch's): kept between runs."""
+    return home / "caches"
+
+
+def scratch_dir(home: Path) -> Path:
+    """The temporary folders of the processes that work on the storage folder, one each (``<host>.<pid>``)."""
+    return home / "tmp"
+
+
 def staging_dir(home: Path) -> Path:
     """Where an asset that writes its own Parquet (in row groups, not from one table in memory)
     stages the file until the IO manager renames it into place: on the partitions' filesystem."""
