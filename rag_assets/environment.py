@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 DEBUG_VARIABLE = "RAG_ASSETS_DEBUG"
 
@@ -54,21 +55,19 @@ LIBRARY_CACHES = {
 }
 
 
-def keep_scratch_in(home: Path) -> Path | None:
-    """Point every library's cache into ``home/caches`` and this process's temporary files (Sphinx's builds,
-    onnxruntime's session file, anything ``tempfile`` makes) into ``home/tmp/<host>.<pid>``, which its children
-    inherit; first remove the temporary folders of processes of this host that are gone (a run killed with
-    kill -9 cannot clean its own). Returns this process's temporary folder, or None where the storage folder
-    cannot be written (a read-only one: the system's folders are used, as before)."""
+def keep_scratch_in(caches: Path, scratch: Path, alive: Callable[[int], bool]) -> Path | None:
+    """Point every library's cache into ``caches`` and this process's temporary files (Sphinx's builds,
+    onnxruntime's session file, anything ``tempfile`` makes) into ``scratch/<host>.<pid>``, which its children
+    inherit; first remove the temporary folders of processes of this host that are gone (``alive(pid)`` is
+    False: a run killed with kill -9 cannot clean its own). Returns this process's temporary folder, or None
+    where they cannot be written (a read-only storage folder: the system's folders are used, as before).
+    ``lib/store/paths.keep_scratch_in(home)`` names the storage folder's."""
     import atexit
     import shutil
     import socket
     import tempfile
 
-    from rag_assets.lib.store.paths import caches_dir, pid_alive, scratch_dir
-
     host = socket.gethostname()
-    scratch = scratch_dir(home)
     mine = scratch / f"{host}.{os.getpid()}"
     if os.environ.get("TMPDIR") == str(mine):
         return mine
@@ -76,13 +75,13 @@ def keep_scratch_in(home: Path) -> Path | None:
         mine.mkdir(parents=True, exist_ok=True)
         for variable, folder in LIBRARY_CACHES.items():
             if variable not in os.environ:
-                (caches_dir(home) / folder).mkdir(parents=True, exist_ok=True)
-                os.environ[variable] = str(caches_dir(home) / folder)
+                (caches / folder).mkdir(parents=True, exist_ok=True)
+                os.environ[variable] = str(caches / folder)
     except OSError:
         return None
     for left in scratch.glob(f"{host}.*"):
         pid = left.name.rsplit(".", 1)[-1]
-        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)):
             shutil.rmtree(left, ignore_errors=True)
     os.environ["TMPDIR"] = str(mine)
     tempfile.tempdir = None  # tempfile asks TMPDIR again

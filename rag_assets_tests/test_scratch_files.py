@@ -32,7 +32,7 @@ def test_nothing_is_written_outside_the_storage_folder_and_a_killed_commands_fil
     # a command killed with kill -9 while it had temporary files (as a Sphinx build has)
     killed = subprocess.run([sys.executable, "-c", (
         "import os, signal, tempfile, pathlib\n"
-        "from rag_assets.environment import keep_scratch_in\n"
+        "from rag_assets.lib.store.paths import keep_scratch_in\n"
         f"mine = keep_scratch_in(pathlib.Path({str(home)!r}))\n"
         "pathlib.Path(tempfile.mkdtemp(prefix='rag-assets-sphinx-'), 'page.html').write_text('x')\n"
         "print(mine, flush=True)\n"

@@ -28,7 +28,6 @@ def question_problem(question: str) -> None:
 
 
 def ask_command(args: argparse.Namespace, home: Path) -> int:
-    from rag_assets.environment import keep_scratch_in
     from rag_assets.lib.answer import ask as asking
     from rag_assets.lib.answer.choice import calibrated_cut, default_configuration
     from rag_assets.lib.answer.traces import record_trace
@@ -53,7 +52,7 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
                 model, strategy, retriever, why = chosen.model, chosen.strategy, chosen.retriever, chosen.why
                 budget = args.budget or chosen.budget
                 cut = cut if cut is not None else calibrated_cut(connection, model, strategy, retriever)
-        keep_scratch_in(home)  # onnxruntime's and PyTorch's files in the storage folder, not the user's
+        paths.keep_scratch_in(home)  # onnxruntime's and PyTorch's files in the storage folder, not the user's
         embedder = load_for_asking(model, registry(current().models_file), paths.onnx_dir(home))
         ask_index = asking.load_index(home, embedder, strategy)
         if interactive:  # the index stays loaded: one answer per line of standard input

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from dagster import DagsterInstance
 
-from rag_assets.environment import keep_scratch_in, use_dagster_home
+from rag_assets.environment import use_dagster_home
 from rag_assets.lib.store import paths
 from rag_assets.settings import Instance, current, defaults
 
@@ -72,7 +72,7 @@ def ensure_dagster_home(home: Path) -> Path:
     """The Dagster instance folder under the storage folder, with the dagster.yaml the environment asks for."""
     folder = paths.dagster_home(home)
     folder.mkdir(parents=True, exist_ok=True)
-    keep_scratch_in(home)  # the libraries' caches and temporary files in the storage folder, not the user's
+    paths.keep_scratch_in(home)  # the libraries' caches and temporary files in the storage folder, not the user's
     config = folder / "dagster.yaml"
     configured = current().instance
     wanted = instance_yaml(bool(configured.postgres_url), configured.max_runs, folder.resolve())

@@ -43,6 +43,14 @@ def scratch_dir(home: Path) -> Path:
     return home / "tmp"
 
 
+def keep_scratch_in(home: Path) -> Path | None:
+    """The libraries' caches and this process's temporary files inside the storage folder
+    (``environment.keep_scratch_in``): ``caches/`` and ``tmp/<host>.<pid>/``."""
+    from rag_assets.environment import keep_scratch_in as keep
+
+    return keep(caches_dir(home), scratch_dir(home), pid_alive)
+
+
 def staging_dir(home: Path) -> Path:
     """Where an asset that writes its own Parquet (in row groups, not from one table in memory)
     stages the file until the IO manager renames it into place: on the partitions' filesystem."""
