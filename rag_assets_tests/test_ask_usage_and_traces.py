@@ -62,3 +62,30 @@ def test_ask_refuses_bad_usage_in_one_line_with_exit_2(tmp_path, arguments):
     [line] = stderr.strip().splitlines()
     assert line.startswith("rag-assets ask: error: "), line
     assert not home.exists()  # nothing was opened or created
+
+
+def test_a_damaged_traces_file_is_set_aside_and_the_queued_traces_are_written_to_a_new_one(tmp_path):
+    home = tmp_path / "home"
+    env = tiny_home_env(home)
+    assert cli(env, "evaluate", *WORDLLAMA).returncode == 0
+    assert cli(env, "ask", QUESTION).returncode == 0 and trace_rows(home) == 1
+    damaged = (home / "traces.duckdb").read_bytes()[:100] + b"garbage" * 1000
+    (home / "traces.duckdb").write_bytes(damaged)
+    queued = home / "traces.pending"  # one queued by an earlier ask that met a lock (before the damage)
+    queued.mkdir()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rag_assets.lib.answer.traces import TRACE_SCHEMA
+    pq.write_table(pa.Table.from_pylist([{"question": "queued before", "asked_at": None}], schema=TRACE_SCHEMA),
+                   queued / "1-1.parquet")
+    asked = cli(env, "ask", QUESTION)
+    assert asked.returncode == 0, asked.stderr
+    [warning] = asked.stderr.strip().splitlines()
+    assert f"{home / 'traces.duckdb'} was damaged (" in warning and "traces.duckdb.damaged-" in warning, warning
+    assert "a new one holds this trace and the 1 queued" in warning and "queued in" not in warning, warning
+    assert trace_rows(home) == 2 and not list(queued.glob("*.parquet"))
+    [aside] = home.glob("traces.duckdb.damaged-*")
+    assert aside.read_bytes() == damaged  # kept as it was
+    again = cli(env, "ask", QUESTION)  # and from then on, as before
+    assert again.returncode == 0 and not again.stderr.strip() and trace_rows(home) == 3

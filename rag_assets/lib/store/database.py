@@ -12,6 +12,7 @@ file added is missing from the history, and the current figures are rebuilt.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from contextlib import contextmanager
@@ -42,8 +43,10 @@ def previous_of(database: Path) -> Path:
     return Path(database).with_name(Path(database).name + PREVIOUS_SUFFIX)
 
 
-def _is_lock(error: duckdb.Error) -> bool:
-    return "lock" in str(error).lower()  # another process writes it: not damage
+def is_lock(error: BaseException) -> bool:
+    """Another process holds the file ("Could not set lock on file"): not damage. The word, not the letters: a
+    damaged file's "checksum ... in block at location 0" is no lock."""
+    return re.search(r"\block\b", str(error), re.IGNORECASE) is not None
 
 
 def damage_of(database: Path) -> str | None:
@@ -56,7 +59,7 @@ def damage_of(database: Path) -> str | None:
             for table in tables:
                 connection.sql(f'SELECT * FROM "{table}"').to_arrow_reader(1 << 16).read_all()
     except duckdb.Error as error:
-        if _is_lock(error):
+        if is_lock(error):
             return None
         return str(error).splitlines()[0]
     return None
@@ -69,16 +72,28 @@ def read_only(database: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     try:
         connection = duckdb.connect(str(database), read_only=True)
     except duckdb.Error as error:
-        if _is_lock(error):
+        if is_lock(error):
             raise
         raise DamagedDatabase(database, str(error).splitlines()[0]) from error
     try:
         with connection:
             yield connection
     except (duckdb.IOException, duckdb.SerializationException, duckdb.InternalException) as error:
-        if _is_lock(error):
+        if is_lock(error):
             raise
         raise DamagedDatabase(database, str(error).splitlines()[0]) from error
+
+
+def rename_damaged(database: Path) -> Path:
+    """Rename a damaged ``database`` (and its write-ahead log) to ``<name>.damaged-<time>-<pid>``, kept, never
+    deleted; returns the new name."""
+    database = Path(database)
+    aside = database.with_name(f"{database.name}{DAMAGED_SUFFIX}{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+    os.replace(database, aside)
+    wal = database.with_name(database.name + ".wal")
+    if wal.exists():
+        os.replace(wal, aside.with_name(aside.name + ".wal"))
+    return aside
 
 
 def set_aside(database: Path) -> list[str]:
@@ -91,11 +106,7 @@ def set_aside(database: Path) -> list[str]:
     reason = damage_of(database)
     if reason is None:
         return []
-    aside = database.with_name(f"{database.name}{DAMAGED_SUFFIX}{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
-    os.replace(database, aside)
-    wal = database.with_name(database.name + ".wal")
-    if wal.exists():
-        os.replace(wal, aside.with_name(aside.name + ".wal"))
+    aside = rename_damaged(database)
     said = [f"{database} was damaged ({reason}); it is kept as {aside.name} and the metrics are rebuilt from the "
             "Parquet partitions"]
     previous = previous_of(database)
