@@ -55,13 +55,18 @@ def metadata_of(result, asset: str) -> dict:
     return {k: v.value for k, v in materializations[0].metadata.items()} if materializations else {}
 
 
+# where the outputs are kept, not what they are: a storage folder copied or restored elsewhere is as warm there
+WHERE_OUTPUTS_GO = ("home",)
+
+
 def settings_fingerprint(settings: RagSettings, models: EmbeddingModels | None = None) -> str:
     """16 hex digits over every setting and every registry entry: what a run was built with (less the
-    settings that choose only where or in what steps it runs, ``EXECUTION_ONLY``)."""
+    settings that choose only where or in what steps it runs, ``EXECUTION_ONLY``, and where its outputs are
+    kept, ``WHERE_OUTPUTS_GO``)."""
     entries = {key: repr(spec) for key, spec in sorted(registry(settings.models_file).items())}
     if models is not None:
         entries["resource"] = repr(sorted(models.model_dump().items()))
-    payload = json.dumps({"settings": settings.model_dump(exclude=set(EXECUTION_ONLY)), "models": entries},
+    payload = json.dumps({"settings": settings.model_dump(exclude={*EXECUTION_ONLY, *WHERE_OUTPUTS_GO}), "models": entries},
                          sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
