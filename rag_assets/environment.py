@@ -55,18 +55,31 @@ LIBRARY_CACHES = {
 }
 
 
+_COMMAND = {"started": False}
+
+
+def started_as_command() -> None:
+    """This process is a ``rag-assets`` command (``cli.main``): it owns its environment, so the libraries'
+    caches and temporary files may be pointed into the storage folder (``keep_scratch_in``). A process that
+    imports rag_assets to call it (a test, a notebook) keeps its environment as it is."""
+    _COMMAND["started"] = True
+
+
 def keep_scratch_in(caches: Path, scratch: Path, alive: Callable[[int], bool]) -> Path | None:
     """Point every library's cache into ``caches`` and this process's temporary files (Sphinx's builds,
     onnxruntime's session file, anything ``tempfile`` makes) into ``scratch/<host>.<pid>``, which its children
     inherit; first remove the temporary folders of processes of this host that are gone (``alive(pid)`` is
     False: a run killed with kill -9 cannot clean its own). Returns this process's temporary folder, or None
-    where they cannot be written (a read-only storage folder: the system's folders are used, as before).
+    where they cannot be written (a read-only storage folder: the system's folders are used, as before) and in
+    a process that is not a ``rag-assets`` command (``started_as_command``).
     ``lib/store/paths.keep_scratch_in(home)`` names the storage folder's."""
     import atexit
     import shutil
     import socket
     import tempfile
 
+    if not _COMMAND["started"]:
+        return None
     host = socket.gethostname()
     mine = scratch / f"{host}.{os.getpid()}"
     if os.environ.get("TMPDIR") == str(mine):

@@ -32,7 +32,9 @@ def test_nothing_is_written_outside_the_storage_folder_and_a_killed_commands_fil
     # a command killed with kill -9 while it had temporary files (as a Sphinx build has)
     killed = subprocess.run([sys.executable, "-c", (
         "import os, signal, tempfile, pathlib\n"
+        "from rag_assets.environment import started_as_command\n"
         "from rag_assets.lib.store.paths import keep_scratch_in\n"
+        "started_as_command()\n"
         f"mine = keep_scratch_in(pathlib.Path({str(home)!r}))\n"
         "pathlib.Path(tempfile.mkdtemp(prefix='rag-assets-sphinx-'), 'page.html').write_text('x')\n"
         "print(mine, flush=True)\n"
@@ -54,4 +56,14 @@ def test_nothing_is_written_outside_the_storage_folder_and_a_killed_commands_fil
     assert {"matplotlib", "xdg", "tiktoken"} <= caches
     assert list((home / "caches" / "xdg").rglob("deviceid"))  # onnxruntime's, where the user's cache was
     assert not [path for path in (home / "tmp").iterdir()]  # each command removed its own at exit
-    assert os.environ.get("TMPDIR") != str(home / "tmp")  # this process was not changed
+    assert not os.environ.get("TMPDIR", "").startswith(str(home))  # this process was not changed
+
+
+def test_a_process_that_only_imports_rag_assets_keeps_its_environment(tmp_path, monkeypatch):
+    import tempfile
+
+    from rag_assets.lib.store.paths import keep_scratch_in
+
+    before = tempfile.gettempdir()
+    assert keep_scratch_in(tmp_path / "home") is None  # a test, a notebook: not a rag-assets command
+    assert tempfile.gettempdir() == before and not (tmp_path / "home").exists()

@@ -29,7 +29,7 @@ from rag_assets.cli.exit_codes import (
     EXIT_REFUSED,
     EXIT_USAGE,
 )
-from rag_assets.environment import set_debug
+from rag_assets.environment import set_debug, started_as_command
 from rag_assets.runner.interrupts import pending as interrupt_pending
 from rag_assets.runner.interrupts import watch as watch_interrupts
 from rag_assets.settings import Settings, SettingsError, current
@@ -166,6 +166,30 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     check.add_argument("--corpus", default=defaults.corpus, help="folder of documents (default: the project's)")
     check.add_argument("--max-shared-words", type=positive_int, default=5,
                        help="a question sharing more consecutive words with its needle is flagged")
+
+    label = which.add_parser("label", help="turn real questions into needles: pooled candidate sentences from every "
+                             "configuration, picked with one key (or from a choices file)")
+    label.add_argument("questions", help="a text file (one question a line), a .csv or .jsonl file (--field), a "
+                       "traces.duckdb, or a postgresql:// URL (--query)")
+    label.add_argument("--out", default="needles.labelled.jsonl", help="the needle file to write (default "
+                       "needles.labelled.jsonl; the session is kept beside it as <out>.session.json)")
+    label.add_argument("--out-of-domain", help="the out-of-domain file (default <out stem>.out_of_domain.jsonl)")
+    label.add_argument("--field", default="question", help="the question's column (CSV) or key (JSON Lines)")
+    label.add_argument("--query", default="", help="for a PostgreSQL source: the query, its first column the question")
+    label.add_argument("--choices", help="a JSON Lines file of decisions, applied without a person")
+    label.add_argument("--labeller", default="", help="who labels (kept with each decision)")
+    label.add_argument("--corpus", default=defaults.corpus, help="folder of documents (default: the project's)")
+    label.add_argument("--depth", type=positive_int, default=10, help="chunks pooled from each configuration")
+    agree = which.add_parser("agree", help="two labellers' sessions: Cohen's kappa and the disagreements")
+    agree.add_argument("first", help="a session file (<out>.session.json)")
+    agree.add_argument("second")
+    agree.add_argument("--format", choices=("text", "json"), default="text")
+
+    diagnose = which.add_parser("diagnose", help="the traces of `ask` read back: for each traced question with a "
+                                "needle, whether retrieval, the context budget or the answer failed")
+    diagnose.add_argument("--traces", help="a traces.duckdb (default: the storage folder's)")
+    diagnose.add_argument("--eval-set", default=defaults.eval_set, help="the needle file (default: the project's)")
+    diagnose.add_argument("--format", choices=("table", "json"), default="table")
 
     evaluate = commands.add_parser("evaluate", help="materialise the whole graph and print the comparison")
     inputs(evaluate)
@@ -338,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     if args.debug:
         set_debug()
+    started_as_command()
     honour_interrupts()
     from rag_assets.runner.failures import (
         DEBUG_ENV_VAR,

@@ -57,9 +57,10 @@ def project_inputs(eval_set: str = "", out_of_domain: str = "", models_file: str
     """The evaluation's own files and folders, {resolved path: what it is}: a corpus that holds them (``init``
     in a folder without ``docs/`` sets the corpus to the project's folder) leaves them out, never indexed."""
     named = {eval_set: "the evaluation set", out_of_domain: "the out-of-domain questions",
-             models_file: "the model registry file", retrievers_file: "the external retrievers file",
-             home: "the storage folder"}
-    return {Path(path).expanduser().resolve(): what for path, what in named.items() if path}
+             models_file: "the model registry file", retrievers_file: "the external retrievers file"}
+    found = {Path(path).expanduser().resolve(): what for path, what in named.items()
+             if path and not Path(path).is_dir()}  # a BEIR evaluation set is the corpus's own folder: not left out
+    return found | ({Path(home).expanduser().resolve(): "the storage folder"} if home else {})
 
 
 def _project_input(path: Path, inputs: dict[Path, str]) -> str | None:
