@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test test-fast mutation install install-test browser postgres ui clean
+.PHONY: terminal demo test test-fast mutation install install-test browser postgres ui clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,9 +40,15 @@ postgres:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; \
 	  else echo "the production-instance test needs Debian's postgresql: sudo apt-get install postgresql" >&2; exit 1; fi; }
 
+# the labelling test drives `needles label` through a real terminal: tmux
+terminal:
+	@command -v tmux >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; \
+	  else echo "the labelling test needs tmux: sudo apt-get install tmux" >&2; exit 1; fi; }
+
 # two test processes, a test file each at a time (TEST_WORKERS=0 runs them in this one)
 TEST_WORKERS ?= 2
-test: install-test browser postgres
+test: install-test browser postgres terminal
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # the tests that need no graph run, real model, server or browser (pyproject.toml: markers)

@@ -19,7 +19,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from rag_assets.cli.needles import corpus_documents  # noqa: E402
+from rag_assets.cli.corpus_text import corpus_documents  # noqa: E402
 from rag_assets.lib.embed.models import DEFAULT_MODEL, load_model  # noqa: E402
 from rag_assets.lib.evalsets.mining import candidates  # noqa: E402
 from rag_assets.lib.ingest.canonical import fold_whitespace  # noqa: E402

@@ -8,21 +8,9 @@ import json
 import sys
 from pathlib import Path
 
+from rag_assets.cli.corpus_text import corpus_documents
 from rag_assets.cli.exit_codes import EXIT_FAILED, EXIT_OK
 from rag_assets.lib.store import paths
-
-
-def corpus_documents(corpus: Path, home: Path) -> dict[str, tuple[str, list[dict]]]:
-    """The corpus's documents as the graph extracts them (``documents.corpus_documents``), reusing the home's
-    stored ``extracted_text`` when it is current."""
-    from rag_assets.lib.ingest.documents import corpus_documents as extracted
-    from rag_assets.settings import current
-
-    paths.keep_scratch_in(home)  # Sphinx's builds and the models' files in the storage folder, not the system's
-
-    evaluation = current().evaluation
-    return extracted(corpus, paths.partition_path(home, "extracted_text"), evaluation.max_document_bytes,
-                     evaluation.run_tree_code)
 
 
 def suggest_command(args: argparse.Namespace, home: Path) -> int:
@@ -95,4 +83,8 @@ def check_command(args: argparse.Namespace, home: Path) -> int:
 
 
 def needles_command(args: argparse.Namespace, home: Path) -> int:
-    return suggest_command(args, home) if args.needles_command == "suggest" else check_command(args, home)
+    from rag_assets.cli.labelling import agree_command, diagnose_command, label_command
+
+    commands = {"suggest": suggest_command, "check": check_command, "label": label_command, "agree": agree_command,
+                "diagnose": diagnose_command}
+    return commands[args.needles_command](args, home)

@@ -65,10 +65,11 @@ def duplicate_id_problems(ids: Iterable[str]) -> list[str]:
 
 
 def phrasing_problems(needles: Sequence[Needle], required: Sequence[str] = ("doc", "ticket")) -> list[str]:
-    """Every needle carries every required phrasing, non-empty, and no question copies its needle."""
+    """Every needle carries every required phrasing, non-empty, and no question copies its needle. A labelled
+    needle (``origin: labelled``) requires its real question, the ``ticket`` phrasing; others it has are kept."""
     problems = []
     for needle in needles:
-        for phrasing in required:
+        for phrasing in (("ticket",) if needle.origin == "labelled" else required):
             question = needle.questions.get(phrasing, "")
             if not question.strip():
                 problems.append(f"{needle.id}: no {phrasing!r} question")

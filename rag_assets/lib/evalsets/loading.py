@@ -74,5 +74,6 @@ def load_eval_set(source: Path, out_of_domain_file: Path | None = None, beir_spl
         origin = NEEDLE_SET
     files += [Path(out_of_domain_file)] if out_of_domain_file else []
     version, digest = set_version(files[0]), content_hash(files)
-    return EvalSet(query_rows(queries, kinds, version, digest, origin), needles, out_of_domain, files, origin,
-                   version, digest)
+    labelled = frozenset(n.id for n in needles if n.origin == "labelled")
+    return EvalSet(query_rows(queries, kinds, version, digest, origin, labelled), needles, out_of_domain, files,
+                   origin, version, digest)

@@ -231,10 +231,11 @@ def review(records: Sequence[tuple[str, dict]], documents: Mapping[str, tuple[st
         if in_a_heading(needle, headings.get(doc_id, ())):
             result.problems.append(f"{where}: {key}: the needle is (inside) a heading")
         questions = record.get("questions") or {}
-        empty = [p for p in phrasings if not str(questions.get(p) or "").strip()]
+        required = ("ticket",) if record.get("origin") == "labelled" else phrasings  # a real question is a ticket
+        empty = [p for p in required if not str(questions.get(p) or "").strip()]
         if empty:
             result.drafts.append(f"{where}: {key}: no {' or '.join(map(repr, empty))} question yet")
-        for phrasing in phrasings:
+        for phrasing in dict.fromkeys([*required, *questions]):
             question = str(questions.get(phrasing) or "")
             run = shared_run(question, needle) if question.strip() else 0
             if run > max_shared_words:

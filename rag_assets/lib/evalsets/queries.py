@@ -47,6 +47,7 @@ class Needle:
     needle: str
     questions: Mapping[str, str]
     kind: str = "prose"
+    origin: str = "written"  # "labelled": a team's real question picked its sentence (``labelling.py``)
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ def load_needles(path: Path) -> list[Needle]:
         needles.append(
             Needle(id=str(record["id"]), doc_id=str(record["doc_id"]), needle=str(record["needle"]),
                    questions={str(k): str(v) if v is not None else "" for k, v in questions.items()},
-                   kind=str(record.get("kind", "prose")))
+                   kind=str(record.get("kind", "prose")), origin=str(record.get("origin", "written")))
         )
     if not needles:
         raise EvalSetError(f"evaluation set {path} holds no needle")
@@ -170,7 +171,8 @@ NEEDLE_SET, BEIR = "needle_set", "beir"
 
 
 def query_rows(
-    queries: Iterable[Query], kinds: Mapping[str, str], version: str, digest: str, source: str = NEEDLE_SET
+    queries: Iterable[Query], kinds: Mapping[str, str], version: str, digest: str, source: str = NEEDLE_SET,
+    labelled: frozenset[str] = frozenset(),
 ) -> list[dict]:
     """The evaluation set as flat rows, one per query; ``source`` says which format it came from."""
     return [
@@ -186,6 +188,7 @@ def query_rows(
             "relevant_doc_ids": list(q.relevant_doc_ids),
             "eval_version": version,
             "eval_hash": digest,
+            "labelled": q.needle_id in labelled,
         }
         for q in queries
     ]
@@ -214,6 +217,7 @@ def needles_from_rows(rows: Iterable[Mapping], source: str | None = None) -> lis
         for index, span in enumerate(spans):
             needle_id = row["needle_id"] if len(spans) == 1 else f"{row['needle_id']}#{index}"
             needle = needles.setdefault(
-                needle_id, Needle(needle_id, span["doc_id"], span["text"], {}, row.get("kind") or "prose"))
+                needle_id, Needle(needle_id, span["doc_id"], span["text"], {}, row.get("kind") or "prose",
+                                  "labelled" if row.get("labelled") else "written"))
             needle.questions[row["phrasing"]] = row["question"]  # type: ignore[index]
     return list(needles.values())

@@ -52,6 +52,7 @@ EVAL_SET = pa.schema([
     ("question", pa.string()), ("query_kind", pa.string()), ("kind", pa.string()),
     ("spans", pa.list_(pa.struct([("doc_id", pa.string()), ("text", pa.string())]))),
     ("relevant_doc_ids", pa.list_(pa.string())), ("eval_version", pa.string()), ("eval_hash", pa.string()),
+    ("labelled", pa.bool_()),  # a needle a team's real question picked (``needles label``): its ticket is required
 ])
 
 CHUNKS = pa.schema([

@@ -1,0 +1,160 @@
+"""Candidate answers for a real question, pooled as TREC pools its judgements: the top chunks of every
+configuration of the latest evaluation, fused, and offered as the *sentences* they hold, best first.
+
+A chunk differs between strategies, a sentence does not: each configuration's top ``depth`` chunks give
+every whole sentence of their ``content`` a reciprocal-rank share (``1 / (FUSION_K + rank)``), summed over
+configurations. The offered order fuses that pool ranking with the sentence's own cosine to the question
+(the default model), again by reciprocal rank: a chunk found by many configurations brings its sentences
+forward, and among them the one that says what was asked comes first. A sentence that cannot be a needle
+(it occurs more than once in the corpus, is a heading or lies in one, is too short or too long) is offered
+after the others with the reason, and cannot be picked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from rag_assets.lib.evalsets.checks import in_a_heading
+from rag_assets.lib.evalsets.queries import MAX_NEEDLE_CHARS
+from rag_assets.lib.ingest.folding import fold
+
+FUSION_K = 10  # the pool is read from its top: a small constant keeps the first ranks apart
+DEPTH = 10  # chunks taken from each configuration's ranking
+MIN_WORDS, MIN_UNSPACED_CHARACTERS = 4, 8
+_SENTENCE = re.compile(r"[^.!?。！？؟\n]+(?:[.!?؟](?=\s|$)|[。！？]|(?=\n|$))")
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    doc_id: str
+    start: int  # in the document's canonical text
+    end: int
+    text: str
+    section: str
+
+
+@dataclass
+class Offer:
+    sentence: Sentence
+    pooled: float  # the summed reciprocal-rank shares of the chunks that hold it
+    configurations: int  # how many configurations ranked a chunk holding it within the depth
+    cosine: float
+    problem: str | None  # why it cannot be a needle; None when it can
+    before: str = ""  # a little of the text around it
+    after: str = ""
+
+    def row(self) -> dict:
+        return {**asdict(self.sentence), "pooled": self.pooled, "configurations": self.configurations,
+                "cosine": self.cosine, "problem": self.problem, "before": self.before, "after": self.after}
+
+
+def sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The whole sentences of ``text[start:end]`` as (start, end) in ``text``: split at . ! ? (and CJK and
+    Arabic ends) and at line ends, stripped of surrounding whitespace."""
+    spans = []
+    for match in _SENTENCE.finditer(text, start):  # read on past ``end``: a sentence the chunk cuts is not whole
+        if match.start() >= end:
+            break
+        raw = match.group(0)
+        left = len(raw) - len(raw.lstrip())
+        right = len(raw.rstrip())
+        if right > left and match.start() + right <= end:
+            spans.append((match.start() + left, match.start() + right))
+    return spans
+
+
+class Corpus:
+    """The extracted documents, folded once, to check a sentence against the needle rules."""
+
+    def __init__(self, documents: Mapping[str, tuple[str, Sequence[Mapping]]]) -> None:
+        self.texts = {doc_id: text for doc_id, (text, _) in documents.items()}
+        self.sections = {doc_id: list(sections) for doc_id, (_, sections) in documents.items()}
+        self.folded = {doc_id: fold(text) for doc_id, text in self.texts.items()}
+        self.headings = {doc_id: [fold(s["heading"]) for s in sections if s.get("heading")]
+                         for doc_id, sections in self.sections.items()}
+        self._problems: dict[str, str | None] = {}
+
+    def section_at(self, doc_id: str, offset: int) -> str:
+        path = ""
+        for section in self.sections.get(doc_id, []):
+            if section["start"] <= offset < section["end"]:
+                path = section["path"]
+        return path
+
+    def problem(self, sentence: Sentence) -> str | None:
+        """Why ``sentence`` cannot be a needle (the evaluation's rules), or None."""
+        key = f"{sentence.doc_id}\0{sentence.text}"
+        if key not in self._problems:
+            self._problems[key] = self._problem_of(sentence)
+        return self._problems[key]
+
+    def _problem_of(self, sentence: Sentence) -> str | None:
+        folded = fold(sentence.text)
+        unspaced = len(_UNSPACED.findall(folded)) >= len(folded) / 3
+        if (len(folded) < MIN_UNSPACED_CHARACTERS) if unspaced else (len(folded.split()) < MIN_WORDS):
+            return "too short to ask about"
+        if len(sentence.text) > MAX_NEEDLE_CHARS:
+            return f"longer than a needle may be ({MAX_NEEDLE_CHARS} characters)"
+        if in_a_heading(folded, self.headings.get(sentence.doc_id, [])):
+            return "a heading"
+        total = sum(text.count(folded) for text in self.folded.values())
+        if total != 1:
+            return f"occurs {total} times in the corpus"
+        return None
+
+
+def pool(rankings: Iterable[Sequence[tuple[str, int, int]]], corpus: Corpus, depth: int = DEPTH,
+         ) -> dict[Sentence, tuple[float, int]]:
+    """{sentence: (pooled score, configurations)} over the rankings (each a configuration's chunks as
+    (doc_id, start, end) of their content, best first)."""
+    scores: dict[Sentence, list] = {}
+    for ranking in rankings:
+        seen: set[Sentence] = set()
+        for rank, (doc_id, start, end) in enumerate(ranking[:depth], 1):
+            text = corpus.texts.get(doc_id)
+            if text is None:
+                continue
+            for s, e in sentence_spans(text, start, end):
+                sentence = Sentence(doc_id, s, e, text[s:e], corpus.section_at(doc_id, s))
+                entry = scores.setdefault(sentence, [0.0, 0])
+                entry[0] += 1.0 / (FUSION_K + rank) if sentence not in seen else 0.0
+                if sentence not in seen:
+                    entry[1] += 1
+                    seen.add(sentence)
+    return {sentence: (score, count) for sentence, (score, count) in scores.items()}
+
+
+def context(corpus: Corpus, sentence: Sentence, characters: int = 160) -> tuple[str, str]:
+    text = corpus.texts[sentence.doc_id]
+    before = " ".join(text[max(0, sentence.start - characters):sentence.start].split())
+    after = " ".join(text[sentence.end:sentence.end + characters].split())
+    return before, after
+
+
+def offers(question: str, pooled: Mapping[Sentence, tuple[float, int]], corpus: Corpus,
+           embed: Callable[[list[str]], np.ndarray] | None) -> list[Offer]:
+    """The pooled sentences, best first (fused pool and cosine ranks); those that cannot be needles last."""
+    sentences = list(pooled)
+    if not sentences:
+        return []
+    if embed is not None:
+        vectors = np.asarray(embed([question, *[s.text for s in sentences]]), dtype=np.float32)
+        cosines = vectors[1:] @ vectors[0]
+    else:
+        cosines = np.zeros(len(sentences), dtype=np.float32)
+    by_pool = {s: rank for rank, s in enumerate(sorted(sentences, key=lambda s: (-pooled[s][0], s.doc_id, s.start)), 1)}
+    order = np.argsort(-cosines, kind="stable")
+    by_cosine = {sentences[i]: rank for rank, i in enumerate(order, 1)}
+    fused = {s: 1.0 / (FUSION_K + by_pool[s]) + (1.0 / (FUSION_K + by_cosine[s]) if embed is not None else 0.0)
+             for s in sentences}
+    made = []
+    for i, sentence in enumerate(sentences):
+        before, after = context(corpus, sentence)
+        made.append(Offer(sentence, pooled[sentence][0], pooled[sentence][1], float(cosines[i]),
+                          corpus.problem(sentence), before, after))
+    return sorted(made, key=lambda o: (o.problem is not None, -fused[o.sentence], o.sentence.doc_id, o.sentence.start))

@@ -1,0 +1,138 @@
+"""A team's real questions, read from where it keeps them, to be labelled into needles (``labelling.py``).
+
+Sources: a text file (one question a line; blank lines and ``#`` comments skipped), a CSV file or a JSON
+Lines file (the column or key ``field``, default ``question``), the project's own ``traces.duckdb`` (every
+question ``ask`` was asked), or a table in the team's PostgreSQL (a URL and a query whose first column is
+the question, e.g. the lesson's ``SELECT pregunta FROM rag_traza``). Questions are deduplicated on their
+folded text (case and whitespace), in their first order; each gets a stable id from that folded text, so a
+labelling session resumed on a grown log keeps its decisions.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from rag_assets.lib.ingest.folding import fold
+
+MAX_QUESTION_CHARS = 8_000  # as the evaluation set's
+
+
+class QuestionsError(ValueError):
+    """Questions that cannot be read: the message names the file (and line) or the database and query."""
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str  # "q" + 12 hex digits of the folded text: the same question has the same id in every source
+    text: str
+    source: str  # where it was read: "file:line", "traces.duckdb", "postgresql"
+
+
+def question_id(text: str) -> str:
+    return "q" + hashlib.sha256(fold(text).lower().encode("utf-8")).hexdigest()[:12]
+
+
+def deduplicated(found: list[tuple[str, str]]) -> list[Question]:
+    """[(text, source)] as Questions, each folded text once, blank ones and over-long ones left out."""
+    seen, questions = set(), []
+    for text, source in found:
+        text = " ".join(str(text or "").split())
+        if not text or len(text) > MAX_QUESTION_CHARS:
+            continue
+        key = question_id(text)
+        if key not in seen:
+            seen.add(key)
+            questions.append(Question(key, text, source))
+    return questions
+
+
+def _text_lines(path: Path) -> list[tuple[str, str]]:
+    return [(line, f"{path}:{number}") for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _csv_rows(path: Path, field: str) -> list[tuple[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        if field not in (reader.fieldnames or []):
+            raise QuestionsError(f"{path}: no column {field!r} (its columns: {', '.join(reader.fieldnames or [])}); "
+                                 "name the question's column with --field")
+        return [(row[field], f"{path}:{number}") for number, row in enumerate(reader, 2)]
+
+
+def _json_lines(path: Path, field: str) -> list[tuple[str, str]]:
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise QuestionsError(f"{path}:{number}: not JSON ({error.msg})") from None
+        if not isinstance(record, dict) or field not in record:
+            raise QuestionsError(f"{path}:{number}: no key {field!r}; name the question's key with --field")
+        found.append((record[field], f"{path}:{number}"))
+    return found
+
+
+def from_traces(path: Path) -> list[tuple[str, str]]:
+    """Every question ``ask`` recorded in ``traces.duckdb``, oldest first."""
+    import duckdb
+
+    try:
+        with duckdb.connect(str(path), read_only=True) as connection:
+            rows = connection.sql("SELECT question FROM ask_traces ORDER BY asked_at").fetchall()
+    except duckdb.Error as error:
+        raise QuestionsError(f"{path}: the traces cannot be read ({str(error).splitlines()[0]})") from None
+    return [(question, f"{path.name}") for (question,) in rows]
+
+
+def from_postgres(url: str, query: str) -> list[tuple[str, str]]:
+    """The first column of every row ``query`` returns from the PostgreSQL database at ``url``."""
+    import psycopg2
+
+    try:
+        with psycopg2.connect(url, connect_timeout=10) as connection, connection.cursor() as cursor:
+            cursor.execute(query)
+            rows = cursor.fetchall()
+    except psycopg2.Error as error:
+        raise QuestionsError(f"PostgreSQL ({masked_url(url)}): {str(error).strip().splitlines()[0]} "
+                             f"(query: {query})") from None
+    return [(row[0], "postgresql") for row in rows]
+
+
+def masked_url(url: str) -> str:
+    """A database URL with its password hidden."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def read_questions(source: str, field: str = "question", query: str = "") -> list[Question]:
+    """The deduplicated questions of ``source``: a PostgreSQL URL (with ``query``), a ``.duckdb`` file of
+    traces, a ``.csv``, a ``.jsonl``/``.json`` file, or any other text file (one question a line)."""
+    if source.startswith(("postgresql://", "postgres://")):
+        if not query:
+            raise QuestionsError("a PostgreSQL source needs --query (its first column is the question)")
+        return deduplicated(from_postgres(source, query))
+    path = Path(source)
+    if not path.is_file():
+        raise QuestionsError(f"questions file {path} does not exist")
+    try:
+        if path.suffix == ".duckdb":
+            return deduplicated(from_traces(path))
+        if path.suffix == ".csv":
+            return deduplicated(_csv_rows(path, field))
+        if path.suffix in (".jsonl", ".json"):
+            return deduplicated(_json_lines(path, field))
+        return deduplicated(_text_lines(path))
+    except UnicodeDecodeError as error:
+        raise QuestionsError(f"{path}: not UTF-8 (byte {error.start})") from None

@@ -1,0 +1,154 @@
+"""Real questions into needles: reading questions, pooling sentences, a session's decisions and outputs,
+choices files, and two labellers' agreement (pure logic; the command and the terminal in test_labelling_cli)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rag_assets.lib.evalsets.labelling import (
+    LabellingError,
+    Session,
+    agreement,
+    apply_choice,
+    cohens_kappa,
+    read_choices,
+)
+from rag_assets.lib.evalsets.pooling import Corpus, offers, pool, sentence_spans
+from rag_assets.lib.evalsets.questions import QuestionsError, question_id, read_questions
+
+TEXT = ("Install\n\nThe installer writes its log to the cache folder. Run it twice. "
+        "A second run keeps the first log as a backup file.\n\nThe installer writes its log to the cache folder.")
+OTHER = "Uninstall\n\nRemoving the package leaves the configuration file in place for the next version."
+DOCUMENTS = {"install.md": (TEXT, [{"heading": "Install", "path": "Install", "start": 0, "end": len(TEXT)}]),
+             "remove.md": (OTHER, [{"heading": "Uninstall", "path": "Uninstall", "start": 0, "end": len(OTHER)}])}
+
+
+def test_questions_are_read_from_each_kind_of_file_and_deduplicated(tmp_path):
+    (tmp_path / "q.txt").write_text("# exported from the queue\nWhere is the log?\n\n  where is   the LOG?\nHow do I remove it?\n")
+    (tmp_path / "q.csv").write_text('ticket,asked\n"Where is the log?",2026-01-01\n"How, exactly?",2026-01-02\n')
+    (tmp_path / "q.jsonl").write_text(json.dumps({"text": "Where is the log?"}) + "\n")
+    texts = [q.text for q in read_questions(str(tmp_path / "q.txt"))]
+    assert texts == ["Where is the log?", "How do I remove it?"]  # case and whitespace folded once
+    assert [q.source for q in read_questions(str(tmp_path / "q.txt"))][0].endswith("q.txt:2")
+    assert [q.text for q in read_questions(str(tmp_path / "q.csv"), "ticket")] == ["Where is the log?", "How, exactly?"]
+    assert read_questions(str(tmp_path / "q.jsonl"), "text")[0].id == question_id("where is the LOG?")
+    with pytest.raises(QuestionsError, match="no column 'question'.*ticket, asked"):
+        read_questions(str(tmp_path / "q.csv"))
+    with pytest.raises(QuestionsError, match=r"q.jsonl:1: no key 'question'"):
+        read_questions(str(tmp_path / "q.jsonl"))
+    with pytest.raises(QuestionsError, match="needs --query"):
+        read_questions("postgresql://u:secret@127.0.0.1:1/db")
+
+
+def test_questions_are_read_from_the_traces_of_ask(tmp_path):
+    import duckdb
+
+    with duckdb.connect(str(tmp_path / "traces.duckdb")) as connection:
+        connection.execute("CREATE TABLE ask_traces (asked_at TIMESTAMP, question VARCHAR)")
+        connection.execute("INSERT INTO ask_traces VALUES ('2026-01-02', 'second'), ('2026-01-01', 'first'), "
+                           "('2026-01-03', 'First')")
+    assert [q.text for q in read_questions(str(tmp_path / "traces.duckdb"))] == ["first", "second"]
+
+
+def test_sentences_are_whole_and_found_in_the_canonical_text():
+    spans = sentence_spans(TEXT, 9, 126)
+    assert [TEXT[s:e] for s, e in spans] == ["The installer writes its log to the cache folder.", "Run it twice.",
+                                             "A second run keeps the first log as a backup file."]
+
+
+def test_the_pool_fuses_configurations_by_sentence_and_a_sentence_that_cannot_be_a_needle_comes_last():
+    corpus = Corpus(DOCUMENTS)
+    paragraph = (TEXT.index("The installer"), TEXT.rindex("\n\nThe installer"))
+    heading = (0, 7)
+    first = [("remove.md", 11, len(OTHER)), ("install.md", *paragraph)]  # two configurations disagree
+    second = [("install.md", *paragraph), ("install.md", *heading)]
+    pooled = pool([first, second], corpus)
+    backup = next(s for s in pooled if s.text.startswith("A second run"))
+    assert pooled[backup] == (1 / 12 + 1 / 11, 2)  # rank 2 in one, rank 1 in the other
+    made = offers("Where does the backup go?", pooled, corpus, None)
+    problems = {o.sentence.text: o.problem for o in made}
+    assert problems["The installer writes its log to the cache folder."] == "occurs 2 times in the corpus"
+    assert problems["Run it twice."] == "too short to ask about" and problems["Install"] == "too short to ask about"
+    assert problems["A second run keeps the first log as a backup file."] is None
+    assert [o.problem is None for o in made] == sorted((o.problem is None for o in made), reverse=True)
+    assert made[0].sentence.text == "A second run keeps the first log as a backup file."  # pooled by both
+
+    def embed(texts):  # a question about removal is closest to the removal sentence
+        return np.array([[1.0, 0.0] if "remov" in t.lower() else [0.0, 1.0] for t in texts])
+    made = offers("What does removing leave?", pooled, corpus, embed)
+    assert made[0].sentence.doc_id == "remove.md" and made[0].before.endswith("Uninstall")
+
+
+def session(tmp_path, name="a") -> Session:
+    made = Session(tmp_path / f"{name}.session.json", [], {}, [], name)
+    questions = [{"id": question_id(t), "text": t, "source": "q.txt"} for t in ("Where is the backup?",
+                                                                                  "Is there a backup copy?",
+                                                                                  "What is the weather?")]
+    offer = {"doc_id": "install.md", "start": 77, "end": 127, "text": "A second run keeps the first log as a backup file.",
+             "section": "Install", "problem": None, "before": "", "after": ""}
+    bad = offer | {"text": "Run it twice.", "problem": "too short to ask about"}
+    made.add_questions(questions, {q["id"]: [offer, bad] for q in questions})
+    return made
+
+
+def test_a_session_decides_undoes_resumes_and_writes_files_the_evaluation_accepts(tmp_path):
+    from rag_assets.lib.evalsets.checks import phrasing_problems
+    from rag_assets.lib.evalsets.queries import load_needles, load_out_of_domain
+
+    labelled = session(tmp_path)
+    first, second, third = (q["id"] for q in labelled.questions)
+    labelled.decide(first, "needle", labelled.offers[first][0], seconds=10)
+    labelled.decide(second, "near")
+    assert labelled.undo()["kind"] == "near" and labelled.current()["id"] == second
+    labelled.decide(second, "needle", labelled.offers[second][0], seconds=20)
+    labelled.decide(third, "off_topic", seconds=6)
+    with pytest.raises(ValueError, match="only an offered sentence"):
+        labelled.decide(first, "needle", labelled.offers[first][1])
+    labelled.save()
+    resumed = Session.load(tmp_path / "a.session.json")
+    assert resumed.current() is None and resumed.counts() == {"needle": 2, "near": 0, "off_topic": 1, "skip": 0}
+    resumed.write_outputs(tmp_path / "n.jsonl", tmp_path / "o.jsonl")
+    [needle] = load_needles(tmp_path / "n.jsonl")  # one sentence, two real questions: one needle, two phrasings
+    assert needle.questions == {"ticket": "Where is the backup?", "ticket_2": "Is there a backup copy?"}
+    assert needle.origin == "labelled" and phrasing_problems([needle], ("doc", "ticket")) == []
+    [(query)] = load_out_of_domain(tmp_path / "o.jsonl")
+    assert (query.query, query.kind) == ("What is the weather?", "off_topic")
+    assert resumed.seconds_left() == 0
+
+
+def test_a_choices_file_decides_without_a_person_and_names_the_line_that_does_not_fit(tmp_path):
+    labelled = session(tmp_path)
+    (tmp_path / "choices.jsonl").write_text("\n".join(json.dumps(c) for c in [
+        {"question": "where is the backup?", "choice": 1},
+        {"question": "Is there a backup copy?", "sentence": "A second run keeps the first log  as a backup file."},
+        {"question": "What is the weather?", "kind": "near"}]) + "\n")
+    for choice in read_choices(tmp_path / "choices.jsonl"):
+        apply_choice(labelled, choice)
+    assert [d["kind"] for d in labelled.decisions] == ["needle", "needle", "near"]
+    for bad, said in (({"question": "Unknown?", "choice": 1}, "no such question"),
+                      ({"question": "What is the weather?", "choice": 3}, "2 sentences were offered"),
+                      ({"question": "What is the weather?", "choice": 2}, "cannot be a needle"),
+                      ({"question": "What is the weather?"}, "one of")):
+        (tmp_path / "bad.jsonl").write_text(json.dumps(bad) + "\n")
+        with pytest.raises(LabellingError, match=said):
+            for choice in read_choices(tmp_path / "bad.jsonl"):
+                apply_choice(labelled, choice)
+
+
+def test_cohens_kappa_and_the_disagreements_of_two_labellers(tmp_path):
+    assert cohens_kappa([("a", "a"), ("b", "b")]) == 1.0
+    assert cohens_kappa([("a", "b"), ("b", "a")]) == -1.0
+    assert cohens_kappa([("a", "a"), ("a", "a")]) is None  # one category: chance agreement is 1
+    assert cohens_kappa([("y", "y"), ("y", "n"), ("n", "n"), ("n", "n")]) == pytest.approx(0.5)
+    first, second = session(tmp_path, "a"), session(tmp_path, "b")
+    ids = [q["id"] for q in first.questions]
+    for made, kinds in ((first, ["needle", "needle", "near"]), (second, ["needle", "near", "near"])):
+        for qid, kind in zip(ids, kinds):
+            made.decide(qid, kind, made.offers[qid][0] if kind == "needle" else None)
+    found = agreement(first, second)
+    assert found["questions"] == 3 and found["both_answered"] == 1 and found["sentence_kappa"] is None
+    assert found["answered_kappa"] == pytest.approx(cohens_kappa([("a", "a"), ("a", "n"), ("n", "n")]))
+    assert [d["question"] for d in found["disagreements"]] == ["Is there a backup copy?"]

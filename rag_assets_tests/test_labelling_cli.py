@@ -1,0 +1,156 @@
+"""`rag-assets needles label` end to end: real questions pooled from every configuration of the latest
+evaluation, decided in a real terminal (tmux) and from a choices file, written as a needle file that
+`needles check` passes and `evaluate` accepts; `needles agree` on two labellers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from rag_assets_tests.servers import WORDLLAMA, cli, tiny_home_env
+
+pytestmark = [pytest.mark.integration]
+
+QUESTIONS = ["white crust inside my kettle, how do I get rid of it?", "my toaster smells burnt, should I clean "
+             "something out of it?", "how cold should my fridge be?", "What is the capital of France?"]
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory) -> Path:
+    home = tmp_path_factory.mktemp("labelling") / "home"
+    result = cli(tiny_home_env(home), "evaluate", *WORDLLAMA)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return home
+
+
+def offered(out: Path, question: str) -> list[dict]:
+    from rag_assets.lib.evalsets.questions import question_id
+
+    session = json.loads(out.with_name(out.name + ".session.json").read_text())
+    return session["offers"][question_id(question)]
+
+
+def test_a_choices_file_labels_real_questions_into_needles_the_evaluation_accepts(evaluated, tmp_path):
+    env = tiny_home_env(evaluated)
+    (tmp_path / "questions.txt").write_text("\n".join(QUESTIONS + [QUESTIONS[2].upper()]) + "\n")
+    out = tmp_path / "labelled.jsonl"
+    first = cli(env, "needles", "label", str(tmp_path / "questions.txt"), "--out", str(out), "--choices", "/dev/null")
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "4 questions (4 new), 0 decided; pooled from" in first.stdout  # the repeated question once
+    needles = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "tiny_needles.jsonl").read_text().splitlines()]
+    choices = []
+    for question, needle in zip(QUESTIONS[:3], needles):
+        texts = [o["text"] for o in offered(out, question) if not o["problem"]]
+        assert needle["needle"] in texts[:5], (question, texts[:5])  # the true needle is offered near the top
+        choices.append({"question": question, "sentence": needle["needle"]})
+    choices.append({"question": QUESTIONS[3], "kind": "off_topic"})
+    (tmp_path / "choices.jsonl").write_text("".join(json.dumps(c) + "\n" for c in choices))
+    run = cli(env, "needles", "label", str(tmp_path / "questions.txt"), "--out", str(out), "--choices",
+              str(tmp_path / "choices.jsonl"))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "3 needles from 3 questions" in run.stdout and "1 not answered by this corpus (0 near, 1 off-topic)" in run.stdout
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(w["needle"], w["questions"]) for w in written] == [
+        (n["needle"], {"ticket": q}) for q, n in zip(QUESTIONS, needles)]
+    ood = tmp_path / "labelled.out_of_domain.jsonl"
+    assert json.loads(ood.read_text()) == {"id": written and json.loads(ood.read_text())["id"],
+                                           "query": QUESTIONS[3], "kind": "off_topic"}
+    check = cli(env, "needles", "check", str(out))
+    assert check.returncode == 0, check.stdout + check.stderr
+    evaluated_again = cli(env | {"RAG_ASSETS_EVAL_SET": str(out), "RAG_ASSETS_OUT_OF_DOMAIN": str(ood),
+                                 "RAG_ASSETS_HOME": str(tmp_path / "labelled-home"),
+                                 "DAGSTER_HOME": str(tmp_path / "labelled-home" / "dagster")}, "evaluate", *WORDLLAMA)
+    assert evaluated_again.returncode == 0, evaluated_again.stderr[-3000:]
+    assert "3 needles" in evaluated_again.stdout, evaluated_again.stdout[-3000:]
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", "-L", "rag-assets-test", *args], capture_output=True, text=True, check=True).stdout
+
+
+def screen_until(said: str, seconds: float = 120) -> str:
+    deadline = time.monotonic() + seconds  # a guard against a hang, not a speed limit
+    shown = ""
+    while time.monotonic() < deadline:
+        shown = tmux("capture-pane", "-p", "-t", "label")
+        if said in shown:
+            return shown
+        time.sleep(0.3)
+    raise AssertionError(f"{said!r} never shown; the screen:\n{shown}")
+
+
+def test_labelling_in_a_real_terminal_picks_undoes_stops_and_resumes(evaluated, tmp_path):
+    assert shutil.which("tmux"), "tmux is needed (make test installs it)"
+    env = tiny_home_env(evaluated)
+    (tmp_path / "questions.txt").write_text("\n".join(QUESTIONS) + "\n")
+    out = tmp_path / "labelled.jsonl"
+    exports = " ".join(f"{name}={subprocess.list2cmdline([value])}" for name, value in env.items()
+                       if name.startswith(("RAG_ASSETS_", "DAGSTER_", "HF_", "TRANSFORMERS_")))
+    command = (f"cd {Path(__file__).resolve().parents[1]} && env {exports} {shutil.which('python') or 'python'} -m "
+               f"rag_assets.cli needles label {tmp_path / 'questions.txt'} --out {out}; echo EXITED $?; sleep 600")
+    from rag_assets_tests.servers import PROJECT  # the interpreter of the tests, in the terminal
+
+    command = command.replace(shutil.which("python") or "python", str(PROJECT / ".venv" / "bin" / "python"))
+    tmux("new-session", "-d", "-s", "label", "-x", "200", "-y", "60", command)
+    try:
+        screen = screen_until("Question 1 of 4")
+        assert QUESTIONS[0] in screen and " 1 " in screen
+        tmux("send-keys", "-t", "label", "1")
+        screen = screen_until("Question 2 of 4")
+        assert QUESTIONS[1] in screen and "1 answered" in screen
+        tmux("send-keys", "-t", "label", "n")
+        screen_until("Question 3 of 4")
+        tmux("send-keys", "-t", "label", "u")  # undo: the toaster question again
+        screen = screen_until("undone")
+        assert "Question 2 of 4" in screen and QUESTIONS[1] in screen
+        tmux("send-keys", "-t", "label", "1")
+        screen_until("Question 3 of 4")
+        tmux("send-keys", "-t", "label", "q")  # stop: what was decided is written
+        screen_until("EXITED 0")
+        assert len(out.read_text().splitlines()) == 2
+        tmux("kill-session", "-t", "label")
+        tmux("new-session", "-d", "-s", "label", "-x", "200", "-y", "60", command)  # resume
+        screen = screen_until("Question 3 of 4")
+        assert QUESTIONS[2] in screen and "2 answered" in screen
+        tmux("send-keys", "-t", "label", "1")
+        screen_until("Question 4 of 4")
+        tmux("send-keys", "-t", "label", "o")
+        screen_until("Every question has a decision")
+        tmux("send-keys", "-t", "label", "q")
+        screen = screen_until("EXITED 0")
+    finally:
+        subprocess.run(["tmux", "-L", "rag-assets-test", "kill-server"], capture_output=True)
+    assert len(out.read_text().splitlines()) == 3
+    assert json.loads((tmp_path / "labelled.out_of_domain.jsonl").read_text())["kind"] == "off_topic"
+    # a second labeller, from a choices file, compared
+    second = tmp_path / "second.jsonl"
+    (tmp_path / "choices.jsonl").write_text("".join(json.dumps(c) + "\n" for c in [
+        {"question": QUESTIONS[0], "choice": 1}, {"question": QUESTIONS[1], "kind": "near"},
+        {"question": QUESTIONS[2], "choice": 1}, {"question": QUESTIONS[3], "kind": "off_topic"}]))
+    assert cli(env, "needles", "label", str(tmp_path / "questions.txt"), "--out", str(second), "--choices",
+               str(tmp_path / "choices.jsonl"), "--labeller", "b").returncode == 0
+    agree = cli(env, "needles", "agree", str(out) + ".session.json", str(second) + ".session.json")
+    assert agree.returncode == 0, agree.stderr
+    assert "4 questions decided by both" in agree.stdout and "1. " + QUESTIONS[1] in agree.stdout
+    assert "answered / not answered: Cohen's kappa 0.500, 75% agree" in agree.stdout, agree.stdout
+
+
+def test_the_traces_of_ask_are_read_back_against_the_needles(evaluated, tmp_path):
+    env = tiny_home_env(evaluated)
+    (tmp_path / "answer.txt").write_text("Use vinegar and water [1].")
+    asked = cli(env, "ask", QUESTIONS[0], "--verify", str(tmp_path / "answer.txt"))
+    assert asked.returncode == 0, asked.stderr[-2000:]
+    assert cli(env, "ask", "A question no needle has").returncode in (0, 3)
+    result = cli(env, "needles", "diagnose", "--format", "json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    found = json.loads(result.stdout)
+    assert found["with_needle"] == 1 and found["traces"] >= 2
+    [diagnosis] = found["diagnoses"]
+    assert diagnosis["needle_id"] == "k1" and diagnosis["side"] in ("cited", "generation", "context", "retrieval")
+    table = cli(env, "needles", "diagnose")
+    assert "| k1 |" in table.stdout and f"{diagnosis['side']}: 1" in table.stdout
