@@ -19,7 +19,7 @@ def build_offers(questions, home: Path, corpus: Path, depth: int, progress) -> t
     from rag_assets.cli.corpus_text import corpus_documents
     from rag_assets.lib.answer.pools import pooled_rankings
     from rag_assets.lib.embed.models import DEFAULT_MODEL, load_for_asking, registry
-    from rag_assets.lib.evalsets.pooling import Corpus, offers, pool
+    from rag_assets.lib.evalsets.pooling import CachedEmbedder, Corpus, offers, pool
     from rag_assets.lib.evaluate.measures import stored_configurations
     from rag_assets.lib.store.database import read_only
     from rag_assets.settings import current
@@ -32,12 +32,12 @@ def build_offers(questions, home: Path, corpus: Path, depth: int, progress) -> t
     models = registry(current().models_file)
     documents = corpus_documents(corpus, home)
     found = pooled_rankings(home, questions, configurations, models, paths.onnx_dir(home), depth, progress)
-    embedder = load_for_asking(DEFAULT_MODEL, models, paths.onnx_dir(home))
+    embed = CachedEmbedder(load_for_asking(DEFAULT_MODEL, models, paths.onnx_dir(home)).embed)
     corpus_index = Corpus(documents)
     made = {}
     for question in questions:
         offered = offers(question.text, pool(found.rankings.get(question.id, []), corpus_index, depth), corpus_index,
-                         embedder.embed)
+                         embed)
         good = [o for o in offered if o.problem is None][:MAX_OFFERS]
         made[question.id] = [o.row() for o in good + [o for o in offered if o.problem is not None][:10]]
     return made, found.configurations, found.left_out

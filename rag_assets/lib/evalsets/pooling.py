@@ -24,8 +24,11 @@ from rag_assets.lib.ingest.folding import fold
 
 FUSION_K = 10  # the pool is read from its top: a small constant keeps the first ranks apart
 DEPTH = 10  # chunks taken from each configuration's ranking
+POOLED = 400  # sentences, by pooled score, that the question's own cosine then orders
 MIN_WORDS, MIN_UNSPACED_CHARACTERS = 4, 8
-_SENTENCE = re.compile(r"[^.!?。！？؟\n]+(?:[.!?؟](?=\s|$)|[。！？]|(?=\n|$))")
+# a sentence ends at . ! ? followed by a space or the end (".venv" and "os.path" stay inside it), at a CJK
+# full stop, or at a line's end
+_SENTENCE = re.compile(r"(?:[^.!?。！？؟\n]|[.!?؟](?=\S))+(?:[.!?؟](?=\s|$)|[。！？]|(?=\n|$))")
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")
 
 
@@ -78,6 +81,16 @@ class Corpus:
         self.headings = {doc_id: [fold(s["heading"]) for s in sections if s.get("heading")]
                          for doc_id, sections in self.sections.items()}
         self._problems: dict[str, str | None] = {}
+        self._sentences: dict[tuple[str, int, int], list[Sentence]] = {}
+
+    def sentences(self, doc_id: str, start: int, end: int) -> list[Sentence]:
+        """The whole sentences of a chunk's content, kept: every strategy's chunks share them."""
+        key = (doc_id, start, end)
+        if key not in self._sentences:
+            text = self.texts[doc_id]
+            self._sentences[key] = [Sentence(doc_id, s, e, text[s:e], self.section_at(doc_id, s))
+                                    for s, e in sentence_spans(text, start, end)]
+        return self._sentences[key]
 
     def section_at(self, doc_id: str, offset: int) -> str:
         path = ""
@@ -116,11 +129,9 @@ def pool(rankings: Iterable[Sequence[tuple[str, int, int]]], corpus: Corpus, dep
     for ranking in rankings:
         seen: set[Sentence] = set()
         for rank, (doc_id, start, end) in enumerate(ranking[:depth], 1):
-            text = corpus.texts.get(doc_id)
-            if text is None:
+            if doc_id not in corpus.texts:
                 continue
-            for s, e in sentence_spans(text, start, end):
-                sentence = Sentence(doc_id, s, e, text[s:e], corpus.section_at(doc_id, s))
+            for sentence in corpus.sentences(doc_id, start, end):
                 entry = scores.setdefault(sentence, [0.0, 0])
                 entry[0] += 1.0 / (FUSION_K + rank) if sentence not in seen else 0.0
                 if sentence not in seen:
@@ -136,10 +147,25 @@ def context(corpus: Corpus, sentence: Sentence, characters: int = 160) -> tuple[
     return before, after
 
 
+class CachedEmbedder:
+    """An embedding function that embeds each text once: a sentence pooled for many questions (both phrasings
+    of one need, a chunk every strategy shares) is embedded the first time only."""
+
+    def __init__(self, embed: Callable[[list[str]], np.ndarray]) -> None:
+        self.embed, self.vectors = embed, {}
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        new = [text for text in dict.fromkeys(texts) if text not in self.vectors]
+        if new:
+            self.vectors.update(zip(new, np.asarray(self.embed(new), dtype=np.float32)))
+        return np.stack([self.vectors[text] for text in texts])
+
+
 def offers(question: str, pooled: Mapping[Sentence, tuple[float, int]], corpus: Corpus,
-           embed: Callable[[list[str]], np.ndarray] | None) -> list[Offer]:
-    """The pooled sentences, best first (fused pool and cosine ranks); those that cannot be needles last."""
-    sentences = list(pooled)
+           embed: Callable[[list[str]], np.ndarray] | None, kept: int = POOLED) -> list[Offer]:
+    """The ``kept`` best pooled sentences, best first (fused pool and cosine ranks); those that cannot be
+    needles last."""
+    sentences = sorted(pooled, key=lambda s: (-pooled[s][0], s.doc_id, s.start))[:kept]
     if not sentences:
         return []
     if embed is not None:
@@ -147,7 +173,7 @@ def offers(question: str, pooled: Mapping[Sentence, tuple[float, int]], corpus: 
         cosines = vectors[1:] @ vectors[0]
     else:
         cosines = np.zeros(len(sentences), dtype=np.float32)
-    by_pool = {s: rank for rank, s in enumerate(sorted(sentences, key=lambda s: (-pooled[s][0], s.doc_id, s.start)), 1)}
+    by_pool = {s: rank for rank, s in enumerate(sentences, 1)}
     order = np.argsort(-cosines, kind="stable")
     by_cosine = {sentences[i]: rank for rank, i in enumerate(order, 1)}
     fused = {s: 1.0 / (FUSION_K + by_pool[s]) + (1.0 / (FUSION_K + by_cosine[s]) if embed is not None else 0.0)

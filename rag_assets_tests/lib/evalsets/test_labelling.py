@@ -152,3 +152,22 @@ def test_cohens_kappa_and_the_disagreements_of_two_labellers(tmp_path):
     assert found["questions"] == 3 and found["both_answered"] == 1 and found["sentence_kappa"] is None
     assert found["answered_kappa"] == pytest.approx(cohens_kappa([("a", "a"), ("a", "n"), ("n", "n")]))
     assert [d["question"] for d in found["disagreements"]] == ["Is there a backup copy?"]
+
+
+def test_a_dot_inside_a_word_does_not_end_a_sentence():
+    text = "A common location is .venv. Call os.path.join to build a path! Done"
+    assert [text[s:e] for s, e in sentence_spans(text, 0, len(text))] == [
+        "A common location is .venv.", "Call os.path.join to build a path!", "Done"]
+
+
+def test_a_sentence_is_embedded_once_whatever_the_number_of_questions_that_pool_it():
+    from rag_assets.lib.evalsets.pooling import CachedEmbedder
+
+    calls = []
+
+    def embed(texts):
+        calls.append(list(texts))
+        return np.ones((len(texts), 2))
+    cached = CachedEmbedder(embed)
+    assert cached(["a", "b", "a"]).shape == (3, 2) and cached(["b", "c"]).shape == (2, 2)
+    assert calls == [["a", "b"], ["c"]]
