@@ -6,7 +6,8 @@ sentences offered.
     RAG_ASSETS_HOME=<an evaluated storage folder> python bench/pool_recall.py --corpus C --eval-set N [--depth 10]
 
 Prints recall at 5 and at 10 (the needle is one of the first 5 / 10 sentences that can be needles, whole:
-the offered sentence is the needle or holds it) with Wilson intervals over questions and over needles (a
+the offered sentence is the needle or holds it; and, apart, counting a sentence that is most of a needle of
+several sentences) with Wilson intervals over questions and over needles (a
 needle counts when all of its questions find it), how many sentences a person reads per question (down to
 the needle; all offered when it is not there), and the time pooling took.
 """
@@ -52,11 +53,14 @@ def main() -> int:
     offers, configurations, left_out = build_offers(questions, current().home, Path(args.corpus), args.depth,
                                                     lambda line: print(line, file=sys.stderr, flush=True))
     seconds = time.perf_counter() - started
-    ranks, reads, by_needle = [], [], {}
+    ranks, reads, by_needle, parts = [], [], {}, []
     for question in questions:
         needle = fold(truth[question.id].needle)
         pickable = [o for o in offers[question.id] if not o["problem"]]
         rank = next((i for i, o in enumerate(pickable, 1) if needle in fold(o["text"])), None)
+        # a needle of two sentences: one of them, most of the needle, answers as well
+        parts.append(next((i for i, o in enumerate(pickable, 1) if needle in fold(o["text"]) or (
+            fold(o["text"]) in needle and len(fold(o["text"])) >= 0.4 * len(needle))), None))
         ranks.append(rank)
         reads.append(rank if rank is not None else len(pickable))
         by_needle.setdefault(truth[question.id].id, []).append(rank)
@@ -68,6 +72,8 @@ def main() -> int:
         hits = sum(rank is not None and rank <= at for rank in ranks)
         needle_hits = sum(all(r is not None and r <= at for r in found) for found in by_needle.values())
         print(f"recall@{at}: questions {share(hits, n)}; needles {share(needle_hits, len(by_needle))}")
+    print("a sentence of the needle (a needle of several sentences is answered by one of them): "
+          + "; ".join(f"recall@{at} {share(sum(r is not None and r <= at for r in parts), n)}" for at in (5, 10)))
     print(f"offered at all: {share(sum(r is not None for r in ranks), n)}")
     print(f"sentences read per question: mean {statistics.mean(reads):.1f}, median {statistics.median(reads):.0f}")
     return 0

@@ -154,3 +154,27 @@ def test_the_traces_of_ask_are_read_back_against_the_needles(evaluated, tmp_path
     assert diagnosis["needle_id"] == "k1" and diagnosis["side"] in ("cited", "generation", "context", "retrieval")
     table = cli(env, "needles", "diagnose")
     assert "| k1 |" in table.stdout and f"{diagnosis['side']}: 1" in table.stdout
+
+
+@pytest.mark.servers
+def test_questions_are_read_from_the_teams_trace_table_in_postgresql(tmp_path):
+    import psycopg2
+
+    from rag_assets.lib.evalsets.questions import QuestionsError, read_questions
+    from rag_assets_tests.servers import PostgresServer
+
+    server = PostgresServer(tmp_path / "pg")
+    try:
+        with psycopg2.connect(server.url) as connection, connection.cursor() as cursor:
+            cursor.execute("CREATE TABLE rag_trace (id serial, question text, retrieved text[], cited text[], "
+                           "latency_ms real, asked timestamptz DEFAULT now())")
+            cursor.executemany("INSERT INTO rag_trace (question) VALUES (%s)",
+                               [(QUESTIONS[0],), (QUESTIONS[1],), (QUESTIONS[0].upper(),)])
+        found = read_questions(server.url, query="SELECT question FROM rag_trace ORDER BY id")
+        assert [q.text for q in found] == QUESTIONS[:2] and {q.source for q in found} == {"postgresql"}
+        with pytest.raises(QuestionsError, match="relation \"nowhere\" does not exist"):
+            read_questions(server.url, query="SELECT question FROM nowhere")
+        with pytest.raises(QuestionsError, match=r"PostgreSQL \(postgresql://rag:\*\*\*@"):
+            read_questions(server.url.replace("rag@", "rag:secret@").replace(str(server.port), "1"), query="SELECT 1")
+    finally:
+        server.stop()
