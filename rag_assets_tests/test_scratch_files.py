@@ -59,11 +59,15 @@ def test_nothing_is_written_outside_the_storage_folder_and_a_killed_commands_fil
     assert not os.environ.get("TMPDIR", "").startswith(str(home))  # this process was not changed
 
 
-def test_a_process_that_only_imports_rag_assets_keeps_its_environment(tmp_path, monkeypatch):
+def test_a_process_that_only_imports_rag_assets_keeps_its_environment(tmp_path):
     import tempfile
 
+    from rag_assets import environment
+    from rag_assets.cli import main
     from rag_assets.lib.store.paths import keep_scratch_in
 
+    assert main(["report", "--by", "nothing"]) == 2  # main called with arguments: a caller, not the command line
+    assert not environment._COMMAND["started"]
     before = tempfile.gettempdir()
     assert keep_scratch_in(tmp_path / "home") is None  # a test, a notebook: not a rag-assets command
     assert tempfile.gettempdir() == before and not (tmp_path / "home").exists()

@@ -362,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     if args.debug:
         set_debug()
-    started_as_command()
+    if argv is None:  # the command line itself, not a caller in this process (a test) passing its arguments
+        started_as_command()
     honour_interrupts()
     from rag_assets.runner.failures import (
         DEBUG_ENV_VAR,
