@@ -25,6 +25,7 @@ from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from rag_assets.lib.retrieve.config import DENSE_BLOCK_ROWS, BM25Parameters, HNSWParameters
+from rag_assets.lib.store.names import PROJECT_FILE_NAME
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS_DIR = PROJECT_ROOT / "data" / "corpus" / "python-3.11-docs" / "html"
@@ -369,7 +370,7 @@ def _validated(group: type[_Group], _from: dict[str, str] | None = None, **value
         raise SettingsError("; ".join(problems)) from None
 
 
-PROJECT_FILE = "rag-assets.toml"
+PROJECT_FILE = PROJECT_FILE_NAME  # declared once (the corpus walk never reads it as a document)
 PROJECT_VARIABLE = PREFIX + "PROJECT"
 _PATH_KEYS = ("home", "corpus", "eval_set", "out_of_domain", "models_file", "retrievers_file")
 
@@ -400,11 +401,12 @@ def project_values(path: Path) -> dict[str, Any]:
     import tomllib
 
     try:
-        values = tomllib.loads(path.read_bytes().decode("utf-8").removeprefix("\ufeff"))  # a BOM is no statement
+        raw = path.read_bytes()
+        values = tomllib.loads(raw.decode("utf-8").removeprefix("\ufeff"))  # a BOM is no statement
     except OSError as error:
         raise SettingsError(f"{PROJECT_VARIABLE}={path}: {error.strerror or error}") from None
     except UnicodeDecodeError as error:
-        line = path.read_bytes()[:error.start].count(b"\n") + 1
+        line = raw[:error.start].count(b"\n") + 1
         raise SettingsError(f"{path}: not UTF-8 (line {line}, byte {error.start}: {error.object[error.start:error.end]!r}); "
                             "save it as UTF-8 (TOML is UTF-8)") from None
     except tomllib.TOMLDecodeError as error:

@@ -58,8 +58,9 @@ def test_a_choices_file_labels_real_questions_into_needles_the_evaluation_accept
     assert [(w["needle"], w["questions"]) for w in written] == [
         (n["needle"], {"ticket": q}) for q, n in zip(QUESTIONS, needles)]
     ood = tmp_path / "labelled.out_of_domain.jsonl"
-    assert json.loads(ood.read_text()) == {"id": written and json.loads(ood.read_text())["id"],
-                                           "query": QUESTIONS[3], "kind": "off_topic"}
+    from rag_assets.lib.evalsets.questions import question_id
+
+    assert json.loads(ood.read_text()) == {"id": question_id(QUESTIONS[3]), "query": QUESTIONS[3], "kind": "off_topic"}
     check = cli(env, "needles", "check", str(out))
     assert check.returncode == 0, check.stdout + check.stderr
     evaluated_again = cli(env | {"RAG_ASSETS_EVAL_SET": str(out), "RAG_ASSETS_OUT_OF_DOMAIN": str(ood),

@@ -69,26 +69,25 @@ def setting(path: str):
     return parse
 
 
-def port(text: str) -> int:
-    """An argparse type: a TCP port, 1 to 65535."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{text} is not a port: a port is 1 to 65535")
-    return value
+def number_type(kind: type, accepts, refused: str, not_a: str = "number"):
+    """An argparse type: ``kind`` of the text, refused (``<text> <refused>``) unless ``accepts`` it."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {not_a}") from None
+        if not accepts(value):
+            raise argparse.ArgumentTypeError(f"{text} {refused}")
+        return value
+    return parse
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number above zero."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
-    return value
+port = number_type(int, lambda v: 1 <= v <= 65535, "is not a port: a port is 1 to 65535", "port number")
+positive_int = number_type(int, lambda v: v > 0, "must be at least 1", "whole number")
+distance_cut = number_type(float, lambda v: math.isfinite(v) and 0 <= v <= 2,
+                           "is not a cosine distance (a number from 0 to 2)")
+similarity_limit = number_type(float, lambda v: math.isfinite(v) and 0 < v <= 1,
+                               "is not a similarity limit (a number above 0, at most 1)")
 
 
 def gated_retriever(text: str) -> str:
@@ -102,28 +101,6 @@ def gated_retriever(text: str) -> str:
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return text
-
-
-def distance_cut(text: str) -> float:
-    """An argparse type: a cosine distance, a finite number from 0 to 2."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or not 0 <= value <= 2:
-        raise argparse.ArgumentTypeError(f"{text} is not a cosine distance (a number from 0 to 2)")
-    return value
-
-
-def similarity_limit(text: str) -> float:
-    """An argparse type: a cosine similarity a candidate must stay below, a finite number above 0, at most 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a similarity limit (a number above 0, at most 1)")
-    return value
 
 
 def build_parser(defaults: Settings) -> argparse.ArgumentParser:

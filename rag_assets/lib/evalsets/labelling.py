@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from rag_assets.lib.formats.jsonl import read_json_lines
+
 NEEDLE, NEAR, OFF_TOPIC, SKIP = "needle", "near", "off_topic", "skip"
 KINDS = (NEEDLE, NEAR, OFF_TOPIC, SKIP)
 LABELLED = "labelled"
@@ -154,18 +156,13 @@ def read_choices(path: Path) -> list[dict]:
     """JSON Lines, one decision each: ``{"question": text}`` (or ``"id"``) and one of ``"choice"`` (the
     offered sentence's number, from 1), ``"sentence"`` (its text) or ``"kind"`` (near, off_topic, skip)."""
     choices = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise LabellingError(f"{path}:{number}: not JSON ({error.msg})") from None
-        if not isinstance(record, dict) or not ({"question", "id"} & set(record)) or \
-                not ({"choice", "sentence", "kind"} & set(record)):
-            raise LabellingError(f"{path}:{number}: a choice names its question (question or id) and one of "
+    for where, record, problem in read_json_lines(Path(path)):
+        if problem:
+            raise LabellingError(problem)
+        if not ({"question", "id"} & set(record)) or not ({"choice", "sentence", "kind"} & set(record)):
+            raise LabellingError(f"{where}: a choice names its question (question or id) and one of "
                                  "choice (a number), sentence (its text) or kind (near, off_topic, skip)")
-        choices.append(record | {"where": f"{path}:{number}"})
+        choices.append(record | {"where": where})
     return choices
 
 

@@ -29,7 +29,7 @@ from rag_assets.lib.ingest.folding import find_folded, fold
 _SENTENCE = re.compile(r"[^.!?。！？؟]+(?:[.!?؟](?=\s|$)|[。！？])")
 _WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['-])+")  # a word of letters in any script
 # scripts written without spaces between words: a sentence is measured in characters
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")
+UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")
 MIN_CHARACTERS, MAX_CHARACTERS = 12, 120
 STOPWORDS = frozenset("""a an the and or but if then of to in on at by for with from as is are was were be been
 being it its this that these those you your we our they their he she his her i me my not no do does did can
@@ -64,7 +64,7 @@ class Candidate:
 
 def _unspaced(sentence: str) -> bool:
     """Written in a script without spaces between words (Japanese, Chinese, Thai): at least a third of it."""
-    return len(_UNSPACED.findall(sentence)) >= len(sentence) / 3
+    return len(UNSPACED.findall(sentence)) >= len(sentence) / 3
 
 
 def _looks_like_unspaced_prose(sentence: str) -> bool:
@@ -105,7 +105,7 @@ def statement_score(sentence: str) -> int:
     return score
 
 
-def _sections_at(sections: Sequence[Mapping]) -> Callable[[int], str]:
+def sections_at(sections: Sequence[Mapping]) -> Callable[[int], str]:
     def at(offset: int) -> str:
         path = ""
         for section in sections:
@@ -118,7 +118,7 @@ def _sections_at(sections: Sequence[Mapping]) -> Callable[[int], str]:
 def sentences_of(doc_id: str, text: str, sections: Sequence[Mapping]) -> list[Candidate]:
     """The prose sentences of one document's canonical text, with their offsets."""
     headings = {fold(s["heading"]) for s in sections if s.get("heading")}
-    section_at = _sections_at(sections)
+    section_at = sections_at(sections)
     found = []
     offset = 0
     for paragraph in text.split("\n\n"):
@@ -245,7 +245,7 @@ def review(records: Sequence[tuple[str, dict]], documents: Mapping[str, tuple[st
         if count == 1 and doc_id in documents:
             covered_documents.add(doc_id)
             found = find_folded(documents[doc_id][0], str(record.get("needle", "")))
-            covered_sections.add((doc_id, _sections_at(documents[doc_id][1])(found[0] if found else 0)))
+            covered_sections.add((doc_id, sections_at(documents[doc_id][1])(found[0] if found else 0)))
     result.uncovered_documents = sorted(set(documents) - covered_documents)
     all_sections = {(doc_id, s["path"]) for doc_id, (_, sections) in documents.items() for s in sections}
     result.uncovered_sections = len(all_sections - covered_sections)

@@ -18,18 +18,18 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from rag_assets.lib.evalsets.checks import in_a_heading
+from rag_assets.lib.evalsets.checks import in_a_heading, occurrences
+from rag_assets.lib.evalsets.mining import UNSPACED, sections_at
 from rag_assets.lib.evalsets.queries import MAX_NEEDLE_CHARS
 from rag_assets.lib.ingest.folding import fold
 
 FUSION_K = 10  # the pool is read from its top: a small constant keeps the first ranks apart
 DEPTH = 10  # chunks taken from each configuration's ranking
 POOLED = 400  # sentences, by pooled score, that the question's own cosine then orders
-MIN_WORDS, MIN_UNSPACED_CHARACTERS = 4, 8
+MIN_WORDS, MINUNSPACED_CHARACTERS = 4, 8
 # a sentence ends at . ! ? followed by a space or the end (".venv" and "os.path" stay inside it), at a CJK
 # full stop, or at a line's end
 _SENTENCE = re.compile(r"(?:[^.!?。！？؟\n]|[.!?؟](?=\S))+(?:[.!?؟](?=\s|$)|[。！？]|(?=\n|$))")
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")
 
 
 @dataclass(frozen=True)
@@ -93,11 +93,7 @@ class Corpus:
         return self._sentences[key]
 
     def section_at(self, doc_id: str, offset: int) -> str:
-        path = ""
-        for section in self.sections.get(doc_id, []):
-            if section["start"] <= offset < section["end"]:
-                path = section["path"]
-        return path
+        return sections_at(self.sections.get(doc_id, []))(offset)
 
     def problem(self, sentence: Sentence) -> str | None:
         """Why ``sentence`` cannot be a needle (the evaluation's rules), or None."""
@@ -108,14 +104,14 @@ class Corpus:
 
     def _problem_of(self, sentence: Sentence) -> str | None:
         folded = fold(sentence.text)
-        unspaced = len(_UNSPACED.findall(folded)) >= len(folded) / 3
-        if (len(folded) < MIN_UNSPACED_CHARACTERS) if unspaced else (len(folded.split()) < MIN_WORDS):
+        unspaced = len(UNSPACED.findall(folded)) >= len(folded) / 3
+        if (len(folded) < MINUNSPACED_CHARACTERS) if unspaced else (len(folded.split()) < MIN_WORDS):
             return "too short to ask about"
         if len(sentence.text) > MAX_NEEDLE_CHARS:
             return f"longer than a needle may be ({MAX_NEEDLE_CHARS} characters)"
         if in_a_heading(folded, self.headings.get(sentence.doc_id, [])):
             return "a heading"
-        total = sum(text.count(folded) for text in self.folded.values())
+        total, _ = occurrences(folded, sentence.doc_id, self.folded)
         if total != 1:
             return f"occurs {total} times in the corpus"
         return None

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag_assets.lib.formats.jsonl import read_json_lines
 from rag_assets.lib.ingest.folding import fold
 
 MAX_QUESTION_CHARS = 8_000  # as the evaluation set's
@@ -66,16 +66,12 @@ def _csv_rows(path: Path, field: str) -> list[tuple[str, str]]:
 
 def _json_lines(path: Path, field: str) -> list[tuple[str, str]]:
     found = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise QuestionsError(f"{path}:{number}: not JSON ({error.msg})") from None
-        if not isinstance(record, dict) or field not in record:
-            raise QuestionsError(f"{path}:{number}: no key {field!r}; name the question's key with --field")
-        found.append((record[field], f"{path}:{number}"))
+    for where, record, problem in read_json_lines(path):
+        if problem:
+            raise QuestionsError(problem)
+        if field not in record:
+            raise QuestionsError(f"{where}: no key {field!r}; name the question's key with --field")
+        found.append((record[field], where))
     return found
 
 

@@ -29,7 +29,7 @@ from rag_assets.lib.evaluate.measures import (
     write_threshold_sweep,
 )
 from rag_assets.lib.evaluate.verdict import decision_summary, verdict
-from rag_assets.lib.store.database import damage_of, keep_previous, previous_of, read_only, set_aside
+from rag_assets.lib.store.database import DamagedDatabase, damage_of, keep_previous, previous_of, read_only, set_aside
 from rag_assets.lib.store.object_store import object_store
 from rag_assets.lib.store.paths import (
     check_readable,
@@ -287,11 +287,14 @@ def withdraw_run(database: Path, home: Path, dagster_run_id: str) -> list[str]:
 def newest_evaluation_run(database: Path) -> str | None:
     """The Dagster run id of the newest evaluation in ``database`` (None: no file, a damaged one, no run)."""
     database = Path(database)
-    if not database.exists() or damage_of(database) is not None:
+    if not database.exists():
         return None
-    with read_only(database) as connection:
-        newest = connection.sql("SELECT dagster_run_id FROM evaluation_runs ORDER BY created_at DESC, run_id DESC "
-                                "LIMIT 1").fetchall()
+    try:  # one small query, not a read of the whole file: every command asks this as it starts
+        with read_only(database) as connection:
+            newest = connection.sql("SELECT dagster_run_id FROM evaluation_runs ORDER BY created_at DESC, run_id DESC "
+                                    "LIMIT 1").fetchall()
+    except (DamagedDatabase, duckdb.Error):
+        return None
     return newest[0][0] if newest else None
 
 

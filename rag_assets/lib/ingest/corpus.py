@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rag_assets.lib.ingest.doc_sources import configuration_kind
 from rag_assets.lib.ingest.extraction.registry import FORMAT_BY_SUFFIX  # the formats, declared once
+from rag_assets.lib.store.names import PROJECT_FILE_NAME
 
 UNSUPPORTED = "unsupported"
 BEIR_CORPUS = "beir-corpus"  # one file holding many documents
@@ -47,9 +48,6 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-PROJECT_FILE_NAME = "rag-assets.toml"  # a project file inside the corpus is never a document
 
 
 def project_inputs(eval_set: str = "", out_of_domain: str = "", models_file: str = "", retrievers_file: str = "",

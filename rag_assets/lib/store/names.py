@@ -14,6 +14,8 @@ import os
 import re
 from pathlib import Path
 
+PROJECT_FILE_NAME = "rag-assets.toml"  # the project file; one inside the corpus is never a document
+
 NAME_PATTERN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?")
 RULE = ("letters, digits, '.', '_' and '-', starting and ending with a letter or digit, at most 64 characters, "
         "without '..' or '__'")
