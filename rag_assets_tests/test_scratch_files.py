@@ -54,9 +54,49 @@ def test_nothing_is_written_outside_the_storage_folder_and_a_killed_commands_fil
     assert written(user) == [] and written(system_tmp) == []
     caches = {path.name for path in (home / "caches").iterdir()}
     assert {"matplotlib", "xdg", "tiktoken"} <= caches
-    assert list((home / "caches" / "xdg").rglob("deviceid"))  # onnxruntime's, where the user's cache was
     assert not [path for path in (home / "tmp").iterdir()]  # each command removed its own at exit
     assert not os.environ.get("TMPDIR", "").startswith(str(home))  # this process was not changed
+
+
+ONNX_SESSION = """
+import os, pathlib
+from rag_assets.environment import started_as_command
+from rag_assets.lib.store.paths import keep_scratch_in
+if {as_command}:
+    started_as_command()
+keep_scratch_in(pathlib.Path({home!r}))
+import onnxruntime  # onnxruntime finds its cache folder when imported
+from onnx import TensorProto, helper
+value = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "identity", [value],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+onnxruntime.InferenceSession(model.SerializeToString())
+print(os.environ.get("XDG_CACHE_HOME", ""))
+"""
+
+
+def test_onnxruntimes_device_id_and_database_go_where_the_users_cache_was_now_inside_the_storage_folder(tmp_path):
+    # whether onnxruntime writes its telemetry files depends on the machine (its container checks: CI wrote none);
+    # so the same session runs twice, as a process that is not a rag-assets command and as one that is, and what
+    # it wrote under the user's ~/.cache the first time it must write under caches/xdg the second time
+    def session(as_command: bool) -> tuple[Path, Path, Path, str]:
+        home, user, system_tmp = (tmp_path / str(as_command) / name for name in ("home", "user", "system-tmp"))
+        user.mkdir(parents=True)
+        system_tmp.mkdir()
+        env = {name: value for name, value in os.environ.items() if name not in ("XDG_CACHE_HOME", "TMPDIR")}
+        run = subprocess.run([sys.executable, "-c", ONNX_SESSION.format(home=str(home), as_command=as_command)],
+                             env=env | {"HOME": str(user), "TMPDIR": str(system_tmp)}, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-3000:]
+        return home, user, system_tmp, run.stdout.strip()
+
+    _, user_before, _, variable_before = session(as_command=False)
+    home, user, system_tmp, variable = session(as_command=True)
+    assert variable_before == "" and variable == str(home / "caches" / "xdg")
+    assert written(user) == [] and written(system_tmp) == []
+    in_the_users_cache = [name for name in written(user_before) if name.startswith(".cache/")]
+    assert written(home / "caches" / "xdg") == [name.removeprefix(".cache/") for name in in_the_users_cache]
+    print("onnxruntime wrote:", in_the_users_cache)
 
 
 def test_a_process_that_only_imports_rag_assets_keeps_its_environment(tmp_path):
