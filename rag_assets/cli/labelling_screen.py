@@ -10,7 +10,8 @@ from pathlib import Path
 from rag_assets.lib.evalsets.labelling import NEAR, NEEDLE, OFF_TOPIC, SKIP, Session
 
 PAGE = 9  # sentences on one page: one digit picks one
-KEYS = "1-9 pick · n not answered (near) · o not answered (off-topic) · s skip · u undo · m more · b back · q quit"
+KEYS = ("1-9 pick · d the question in the docs' words · n not answered (near) · o not answered (off-topic) · "
+        "s skip · u undo · m more · b back · q quit")
 
 
 def _minutes(seconds: float | None) -> str:
@@ -37,7 +38,9 @@ class Screen:
         offers = session.offers.get(question["id"], [])
         first = self.page * PAGE
         lines: list[tuple[str, str]] = [("bold", head), ("bold", f"  {question['text']}\n"),
-                                        ("italic", f"  ({question['source']})\n\n")]
+                                        ("italic", f"  ({question['source']})\n")]
+        phrased = session.phrasings.get(question["id"])
+        lines.append(("", f"  in the docs' words: {phrased}\n\n" if phrased else "\n"))
         if not offers:
             lines.append(("", "  No sentence was pooled for this question: n, o or s.\n"))
         for number, offer in enumerate(offers[first:first + PAGE], 1):
@@ -67,6 +70,15 @@ class Screen:
         self.session.decide(question["id"], kind, offer, time.monotonic() - self.shown_at)
         self.saved(f"decided: {kind if kind != NEEDLE else 'sentence ' + str(number)}")
 
+    def phrase(self, text: str) -> None:
+        """The current question in the documentation's words (the needle's ``doc`` phrasing when it is
+        picked); an empty line takes it back."""
+        question = self.session.current()
+        if question is not None:
+            self.session.phrase(question["id"], text)
+            self.session.save()
+            self.said = "docs phrasing kept: pick its sentence" if text.strip() else "docs phrasing taken back"
+
     def undo(self) -> None:
         taken = self.session.undo()
         self.saved("undone: the last decision" if taken else "nothing to undo")
@@ -84,6 +96,7 @@ class Screen:
 
 def label_in_terminal(session: Session, out: Path, out_of_domain: Path) -> None:
     from prompt_toolkit import Application
+    from prompt_toolkit.application import run_in_terminal
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.layout import HSplit, Layout, Window
     from prompt_toolkit.layout.controls import FormattedTextControl
@@ -92,6 +105,8 @@ def label_in_terminal(session: Session, out: Path, out_of_domain: Path) -> None:
     keys = KeyBindings()
     for digit in "123456789":
         keys.add(digit)(lambda event, digit=digit: screen.decide(NEEDLE, int(digit)))
+    keys.add("d")(lambda event: run_in_terminal(
+        lambda: screen.phrase(input("The question in the documentation's words (Enter alone takes it back): "))))
     keys.add("n")(lambda event: screen.decide(NEAR))
     keys.add("o")(lambda event: screen.decide(OFF_TOPIC))
     keys.add("s")(lambda event: screen.decide(SKIP))

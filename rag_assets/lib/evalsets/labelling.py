@@ -4,7 +4,8 @@ decisions, kept in one JSON file beside the output so that a stop loses nothing 
 A decision is one of: the sentence that answers the question (it becomes a needle, the question its
 ``ticket`` phrasing), "not answered by this corpus" (``near``: a question a user of the corpus asks that it
 does not answer; ``off_topic``), or ``skip``. Two questions answered by the same sentence are one needle
-with two phrasings (``ticket``, ``ticket_2``): the needle, not the phrasing, is the unit of evidence. Undo
+with two phrasings (``ticket``, ``ticket_2``): the needle, not the phrasing, is the unit of evidence. The
+labeller may add the question in the documentation's words (the ``doc`` phrasing). Undo
 takes back the last decision. The needle file written after each decision is one the evaluation accepts
 (``origin: labelled``: the real question is the phrasing that must be there), and the out-of-domain file
 holds the unanswered questions.
@@ -18,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -49,6 +50,7 @@ class Session:
     labeller: str = ""
     configurations: Sequence[str] = ()
     left_out: Sequence[str] = ()
+    phrasings: dict[str, str] = field(default_factory=dict)  # question id -> the question in the docs' words
 
     @classmethod
     def load(cls, path: Path) -> Session | None:
@@ -61,13 +63,13 @@ class Session:
         if data.get("version") != SESSION_VERSION:
             raise LabellingError(f"{path}: a session of version {data.get('version')}, this is {SESSION_VERSION}")
         return cls(path, data["questions"], data["offers"], data["decisions"], data.get("labeller", ""),
-                   data.get("configurations", []), data.get("left_out", []))
+                   data.get("configurations", []), data.get("left_out", []), data.get("phrasings", {}))
 
     def save(self) -> None:
         _write_atomically(self.path, json.dumps({
             "version": SESSION_VERSION, "labeller": self.labeller, "configurations": list(self.configurations),
             "left_out": list(self.left_out), "questions": self.questions, "offers": self.offers,
-            "decisions": self.decisions}, ensure_ascii=False, indent=1))
+            "decisions": self.decisions, "phrasings": self.phrasings}, ensure_ascii=False, indent=1))
 
     def add_questions(self, questions: Sequence[dict], offers: dict[str, list[dict]]) -> int:
         """Questions not in the session yet (a grown log), with their offers; how many were added."""
@@ -112,6 +114,15 @@ class Session:
         self.decisions = [d for d in self.decisions if d["question_id"] != question_id] + [decision]
         return decision
 
+    def phrase(self, question_id: str, text: str) -> None:
+        """The question as the documentation would put it (the needle's ``doc`` phrasing, beside the real
+        question as ``ticket``); an empty text takes it back."""
+        text = " ".join(text.split())
+        if text:
+            self.phrasings[question_id] = text
+        else:
+            self.phrasings.pop(question_id, None)
+
     def undo(self) -> dict | None:
         """Take back the last decision; returns it (None when there is none)."""
         return self.decisions.pop() if self.decisions else None
@@ -134,7 +145,10 @@ class Session:
                     "questions": {}, "kind": "prose", "origin": LABELLED, "section": sentence["section"],
                     "locator": f"#char={sentence['start']},{sentence['end']}", "asked": []}
             phrasings = needles[key]["questions"]
-            phrasings["ticket" if not phrasings else f"ticket_{len(phrasings) + 1}"] = question["text"]
+            for name, text in (("ticket", question["text"]), ("doc", self.phrasings.get(question["id"]))):
+                taken = sum(1 for known in phrasings if known == name or known.startswith(f"{name}_"))
+                if text:
+                    phrasings[name if not taken else f"{name}_{taken + 1}"] = text
             needles[key]["asked"].append({"question_id": question["id"], "source": question["source"]})
         return list(needles.values())
 
@@ -154,7 +168,8 @@ class Session:
 
 def read_choices(path: Path) -> list[dict]:
     """JSON Lines, one decision each: ``{"question": text}`` (or ``"id"``) and one of ``"choice"`` (the
-    offered sentence's number, from 1), ``"sentence"`` (its text) or ``"kind"`` (near, off_topic, skip)."""
+    offered sentence's number, from 1), ``"sentence"`` (its text) or ``"kind"`` (near, off_topic, skip), and
+    optionally ``"doc"``: the question in the documentation's words."""
     choices = []
     for where, record, problem in read_json_lines(Path(path)):
         if problem:
@@ -191,6 +206,10 @@ def apply_choice(session: Session, choice: dict) -> dict:
             raise LabellingError(f"{choice['where']}: the sentence is not among the {len(offered)} offered")
     if offer.get("problem"):
         raise LabellingError(f"{choice['where']}: that sentence cannot be a needle ({offer['problem']})")
+    if "doc" in choice:
+        if not isinstance(choice["doc"], str):
+            raise LabellingError(f"{choice['where']}: doc is the question in the documentation's words, a string")
+        session.phrase(question["id"], choice["doc"])
     return session.decide(question["id"], NEEDLE, offer)
 
 

@@ -16,7 +16,7 @@ from rag_assets.lib.evalsets.labelling import (
     cohens_kappa,
     read_choices,
 )
-from rag_assets.lib.evalsets.pooling import Corpus, offers, pool, sentence_spans
+from rag_assets.lib.evalsets.pooling import Corpus, headed, offers, pool, sentence_spans
 from rag_assets.lib.evalsets.questions import QuestionsError, question_id, read_questions
 
 TEXT = ("Install\n\nThe installer writes its log to the cache folder. Run it twice. "
@@ -82,6 +82,23 @@ def test_the_pool_fuses_configurations_by_sentence_and_a_sentence_that_cannot_be
     assert made[0].sentence.doc_id == "remove.md" and made[0].before.endswith("Uninstall")
 
 
+def test_a_sentence_whose_subject_is_its_heading_is_brought_forward_by_the_heading():
+    corpus = Corpus(DOCUMENTS)
+    [backup] = [s for s in corpus.sentences("install.md", 0, len(TEXT)) if s.text.startswith("A second run")]
+    [removing] = corpus.sentences("remove.md", 11, len(OTHER))
+    assert headed(removing) == "Uninstall: Removing the package leaves the configuration file in place for the next version."
+    pooled = {backup: (0.1, 1), removing: (0.1, 1)}  # pooled alike: the pool puts install.md first
+    embedded = []
+
+    def embed(texts):  # only the word "uninstall" is what the question asks about
+        embedded.extend(texts)
+        return np.array([[1.0, 0.0] if "uninstall" in t.lower() else [0.0, 1.0] for t in texts])
+    made = offers("How do I uninstall?", pooled, corpus, embed)
+    assert [o.sentence.doc_id for o in made] == ["remove.md", "install.md"]
+    assert [o.cosine for o in made] == [0.0, 0.0]  # the sentences alone say nothing of uninstalling
+    assert headed(removing) in embedded and "Install: " + backup.text in embedded
+
+
 def session(tmp_path, name="a") -> Session:
     made = Session(tmp_path / f"{name}.session.json", [], {}, [], name)
     questions = [{"id": question_id(t), "text": t, "source": "q.txt"} for t in ("Where is the backup?",
@@ -107,12 +124,14 @@ def test_a_session_decides_undoes_resumes_and_writes_files_the_evaluation_accept
     labelled.decide(third, "off_topic", seconds=6)
     with pytest.raises(ValueError, match="only an offered sentence"):
         labelled.decide(first, "needle", labelled.offers[first][1])
+    labelled.phrase(first, "Where is the backup file kept?")
     labelled.save()
     resumed = Session.load(tmp_path / "a.session.json")
     assert resumed.current() is None and resumed.counts() == {"needle": 2, "near": 0, "off_topic": 1, "skip": 0}
     resumed.write_outputs(tmp_path / "n.jsonl", tmp_path / "o.jsonl")
     [needle] = load_needles(tmp_path / "n.jsonl")  # one sentence, two real questions: one needle, two phrasings
-    assert needle.questions == {"ticket": "Where is the backup?", "ticket_2": "Is there a backup copy?"}
+    assert needle.questions == {"ticket": "Where is the backup?", "doc": "Where is the backup file kept?",
+                                "ticket_2": "Is there a backup copy?"}
     assert needle.origin == "labelled" and phrasing_problems([needle], ("doc", "ticket")) == []
     [(query)] = load_out_of_domain(tmp_path / "o.jsonl")
     assert (query.query, query.kind) == ("What is the weather?", "off_topic")
@@ -122,16 +141,23 @@ def test_a_session_decides_undoes_resumes_and_writes_files_the_evaluation_accept
 def test_a_choices_file_decides_without_a_person_and_names_the_line_that_does_not_fit(tmp_path):
     labelled = session(tmp_path)
     (tmp_path / "choices.jsonl").write_text("\n".join(json.dumps(c) for c in [
-        {"question": "where is the backup?", "choice": 1},
-        {"question": "Is there a backup copy?", "sentence": "A second run keeps the first log  as a backup file."},
+        {"question": "where is the backup?", "choice": 1, "doc": "What does a second run keep?"},
+        {"question": "Is there a backup copy?", "sentence": "A second run keeps the first log  as a backup file.",
+         "doc": "Where does the  first log go?"},
         {"question": "What is the weather?", "kind": "near"}]) + "\n")
     for choice in read_choices(tmp_path / "choices.jsonl"):
         apply_choice(labelled, choice)
     assert [d["kind"] for d in labelled.decisions] == ["needle", "needle", "near"]
+    [needle] = labelled.needle_rows()  # each real question a ticket phrasing, each docs-style one a doc phrasing
+    assert needle["questions"] == {"ticket": "Where is the backup?", "doc": "What does a second run keep?",
+                                   "ticket_2": "Is there a backup copy?", "doc_2": "Where does the first log go?"}
+    labelled.phrase(labelled.decisions[1]["question_id"], "  ")  # taken back
+    assert "doc_2" not in labelled.needle_rows()[0]["questions"]
     for bad, said in (({"question": "Unknown?", "choice": 1}, "no such question"),
                       ({"question": "What is the weather?", "choice": 3}, "2 sentences were offered"),
                       ({"question": "What is the weather?", "choice": 2}, "cannot be a needle"),
-                      ({"question": "What is the weather?"}, "one of")):
+                      ({"question": "What is the weather?"}, "one of"),
+                      ({"question": "What is the weather?", "choice": 1, "doc": 7}, "a string")):
         (tmp_path / "bad.jsonl").write_text(json.dumps(bad) + "\n")
         with pytest.raises(LabellingError, match=said):
             for choice in read_choices(tmp_path / "bad.jsonl"):
