@@ -5,6 +5,7 @@ evaluation, decided in a real terminal (tmux) and from a choices file, written a
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -20,12 +21,41 @@ QUESTIONS = ["white crust inside my kettle, how do I get rid of it?", "my toaste
              "something out of it?", "how cold should my fridge be?", "What is the capital of France?"]
 
 
+FRIDGE = "Keep the refrigerator between three and five degrees Celsius so that food stays fresh without freezing."
+TEAM_STORE = f"def search(query, k):\n    return [{{'text': {FRIDGE!r}}}][:k]\n"  # the team's own index, always the fridge
+
+
+def with_team_store(env: dict, home: Path) -> dict:
+    """The environment with the team's retriever registered (a python retriever beside the storage folder)."""
+    return env | {"RAG_ASSETS_RETRIEVERS_FILE": str(home.parent / "retrievers.json"),
+                  "PYTHONPATH": os.pathsep.join([str(home.parent), env.get("PYTHONPATH", "")])}
+
+
 @pytest.fixture(scope="module")
 def evaluated(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("labelling") / "home"
-    result = cli(tiny_home_env(home), "evaluate", *WORDLLAMA)
+    (home.parent / "team_store_labelling.py").write_text(TEAM_STORE)
+    (home.parent / "retrievers.json").write_text(json.dumps([{"key": "team", "kind": "python",
+                                                              "target": "team_store_labelling:search"}]))
+    result = cli(with_team_store(tiny_home_env(home), home), "evaluate", *WORDLLAMA)
     assert result.returncode == 0, result.stderr[-3000:]
     return home
+
+
+def test_the_teams_external_retriever_is_pooled_unless_left_out(evaluated, tmp_path):
+    env = with_team_store(tiny_home_env(evaluated), evaluated)
+    (tmp_path / "questions.txt").write_text(QUESTIONS[0] + "\n")
+    counts = {}
+    for name, options in (("with", []), ("without", ["--without-external"])):
+        out = tmp_path / f"{name}.jsonl"
+        run = cli(env, "needles", "label", str(tmp_path / "questions.txt"), "--out", str(out), "--choices",
+                  "/dev/null", *options)
+        assert run.returncode == 0, run.stderr[-3000:]
+        session = json.loads(out.with_name(out.name + ".session.json").read_text())
+        counts[name] = next(o["configurations"] for o in offered(out, QUESTIONS[0]) if o["text"] == FRIDGE)
+        assert ("external: team" in session["configurations"]) == (name == "with")
+        assert ("external retriever team (left out)" in session["left_out"]) == (name == "without")
+    assert counts["with"] == counts["without"] + 1  # the team's index put the fridge sentence in the pool once more
 
 
 def offered(out: Path, question: str) -> list[dict]:
@@ -68,6 +98,9 @@ def test_a_choices_file_labels_real_questions_into_needles_the_evaluation_accept
                                  "DAGSTER_HOME": str(tmp_path / "labelled-home" / "dagster")}, "evaluate", *WORDLLAMA)
     assert evaluated_again.returncode == 0, evaluated_again.stderr[-3000:]
     assert "3 needles" in evaluated_again.stdout, evaluated_again.stdout[-3000:]
+
+
+DOCS_PHRASING = "At what temperature is a refrigerator kept?"
 
 
 def tmux(*args: str) -> str:
@@ -118,6 +151,12 @@ def test_labelling_in_a_real_terminal_picks_undoes_stops_and_resumes(evaluated, 
         tmux("new-session", "-d", "-s", "label", "-x", "200", "-y", "60", command)  # resume
         screen = screen_until("Question 3 of 4")
         assert QUESTIONS[2] in screen and "2 answered" in screen
+        tmux("send-keys", "-t", "label", "d")  # the question in the documentation's words, then the pick
+        screen_until("in the documentation's words")
+        tmux("send-keys", "-t", "label", "-l", DOCS_PHRASING)
+        tmux("send-keys", "-t", "label", "Enter")
+        screen = screen_until("docs phrasing kept")
+        assert f"in the docs' words: {DOCS_PHRASING}" in screen and "Question 3 of 4" in screen
         tmux("send-keys", "-t", "label", "1")
         screen_until("Question 4 of 4")
         tmux("send-keys", "-t", "label", "o")
@@ -127,6 +166,7 @@ def test_labelling_in_a_real_terminal_picks_undoes_stops_and_resumes(evaluated, 
     finally:
         subprocess.run(["tmux", "-L", "rag-assets-test", "kill-server"], capture_output=True)
     assert len(out.read_text().splitlines()) == 3
+    assert json.loads(out.read_text().splitlines()[2])["questions"] == {"ticket": QUESTIONS[2], "doc": DOCS_PHRASING}
     assert json.loads((tmp_path / "labelled.out_of_domain.jsonl").read_text())["kind"] == "off_topic"
     # a second labeller, from a choices file, compared
     second = tmp_path / "second.jsonl"

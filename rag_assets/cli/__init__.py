@@ -157,6 +157,9 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     label.add_argument("--labeller", default="", help="who labels (kept with each decision)")
     label.add_argument("--corpus", default=defaults.corpus, help="folder of documents (default: the project's)")
     label.add_argument("--depth", type=positive_int, default=10, help="chunks pooled from each configuration")
+    label.add_argument("--without-external", action="store_true",
+                       help="leave the external retrievers of the evaluation out of the pool (each is asked every "
+                       "question once otherwise: a service that costs per query)")
     agree = which.add_parser("agree", help="two labellers' sessions: Cohen's kappa and the disagreements")
     agree.add_argument("first", help="a session file (<out>.session.json)")
     agree.add_argument("second")

@@ -14,7 +14,37 @@ from rag_assets.lib.store import paths
 MAX_OFFERS = 30  # sentences kept per question that can be needles (and up to 10 that cannot, with why)
 
 
-def build_offers(questions, home: Path, corpus: Path, depth: int, progress) -> tuple[dict, list[str], list[str]]:
+def external_askers(configurations, ask: bool, home: Path) -> dict:
+    """{external retriever key: how to ask it, None when ``ask`` is False} for the retrievers file's entries
+    among the evaluation's ``configurations`` (one no longer registered is absent)."""
+    from rag_assets.environment import inherited
+    from rag_assets.lib.embed.models import load_for_asking, registry
+    from rag_assets.lib.retrieve.external.hits import QueryLimits
+    from rag_assets.lib.retrieve.external.retrievers_file import asker
+    from rag_assets.lib.retrieve.external.retrievers_file import registry as retrievers
+    from rag_assets.lib.store.stamps import EXTERNAL_MODEL
+    from rag_assets.settings import current
+
+    settings = current()
+    specs = retrievers(settings.retrievers_file)
+    limits = QueryLimits(settings.evaluation.external_deadline_seconds, settings.evaluation.external_max_answer_bytes)
+    found = {}
+    for model, _, key in configurations:
+        if model != EXTERNAL_MODEL or key not in specs:
+            continue
+        if not ask:
+            found[key] = None
+            continue
+        spec = specs[key]
+        vectors = spec.embedding_model()  # a store queried by vector: the registered model's query vectors
+        embed = (load_for_asking(vectors, registry(settings.models_file), paths.onnx_dir(home)).embed_queries
+                 if vectors else None)
+        found[key] = asker(spec, embed, inherited(spec.variables()), limits)
+    return found
+
+
+def build_offers(questions, home: Path, corpus: Path, depth: int, progress, ask_external: bool = True,
+                 ) -> tuple[dict, list[str], list[str]]:
     """{question id: offer rows} for ``questions``, the configurations pooled and those left out."""
     from rag_assets.cli.corpus_text import corpus_documents
     from rag_assets.lib.answer.pools import pooled_rankings
@@ -31,7 +61,9 @@ def build_offers(questions, home: Path, corpus: Path, depth: int, progress) -> t
         configurations = stored_configurations(connection)
     models = registry(current().models_file)
     documents = corpus_documents(corpus, home)
-    found = pooled_rankings(home, questions, configurations, models, paths.onnx_dir(home), depth, progress)
+    found = pooled_rankings(home, questions, configurations, models, paths.onnx_dir(home), depth, progress,
+                            external_askers(configurations, ask_external, home),
+                            {doc_id: text for doc_id, (text, _) in documents.items()})
     embed = CachedEmbedder(load_for_asking(DEFAULT_MODEL, models, paths.onnx_dir(home)).embed)
     corpus_index = Corpus(documents)
     made = {}
@@ -64,7 +96,8 @@ def label_command(args: argparse.Namespace, home: Path) -> int:
     if new:
         try:
             offers, configurations, left_out = build_offers(new, home, Path(args.corpus), args.depth,
-                                                            lambda line: print(f"rag-assets: {line}", flush=True))
+                                                            lambda line: print(f"rag-assets: {line}", flush=True),
+                                                            not args.without_external)
         except LookupError as error:
             print(f"rag-assets needles label: {error}", file=sys.stderr)
             return EXIT_FAILED
