@@ -217,5 +217,30 @@ def test_questions_are_read_from_the_teams_trace_table_in_postgresql(tmp_path):
             read_questions(server.url, query="SELECT question FROM nowhere")
         with pytest.raises(QuestionsError, match=r"PostgreSQL \(postgresql://rag:\*\*\*@"):
             read_questions(server.url.replace("rag@", "rag:secret@").replace(str(server.port), "1"), query="SELECT 1")
+        # the same table read back: which side failed, against the team's own chunk table
+        needles = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "tiny_needles.jsonl").read_text().splitlines()]
+        with psycopg2.connect(server.url) as connection, connection.cursor() as cursor:
+            cursor.execute("CREATE TABLE chunks (chunk_id int PRIMARY KEY, body text)")
+            cursor.executemany("INSERT INTO chunks VALUES (%s, %s)", [
+                (1, "Unrelated text."), (2, "Descaling. " + needles[0]["needle"]), (3, "Storage: " + needles[2]["needle"])])
+            cursor.execute("DELETE FROM rag_trace")
+            cursor.executemany("INSERT INTO rag_trace (question, retrieved, cited) VALUES (%s, %s, %s)", [
+                (QUESTIONS[0], ["1", "2"], ["2"]), (QUESTIONS[1], ["1"], ["1"]), (QUESTIONS[2], ["3", "1"], ["1"]),
+                (QUESTIONS[3], ["1"], None), (needles[2]["questions"]["doc"], ["3"], None)])
+        env = tiny_home_env(tmp_path / "home")
+        options = ["--traces", server.url, "--query", "SELECT asked AS asked_at, question, retrieved, cited FROM rag_trace ORDER BY id",
+                   "--chunks-query", "SELECT chunk_id AS id, body AS text FROM chunks"]
+        diagnosed = cli(env, "needles", "diagnose", *options, "--format", "json")
+        assert diagnosed.returncode == 0, diagnosed.stderr[-3000:]
+        found = json.loads(diagnosed.stdout)
+        assert (found["traces"], found["with_needle"]) == (5, 4)
+        assert [(d["needle_id"], d["side"], d["rank"]) for d in found["diagnoses"]] == [
+            ("k1", "cited", 2), ("t1", "retrieval", None), ("f1", "generation", 1), ("f1", "sent, not verified", 1)]
+        table = cli(env, "needles", "diagnose", *options)
+        assert "retrieval: 1; generation: 1; cited: 1; sent, not verified: 1" in table.stdout, table.stdout
+        missing = cli(env, "needles", "diagnose", "--traces", server.url, "--query", "SELECT question FROM rag_trace",
+                      "--chunks-query", "SELECT chunk_id AS id, body AS text FROM chunks")
+        assert missing.returncode == 1 and "no column 'retrieved' (it returns question; name them with AS)" in missing.stderr
+        assert "needs --query" in cli(env, "needles", "diagnose", "--traces", server.url).stderr
     finally:
         server.stop()

@@ -167,7 +167,12 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
 
     diagnose = which.add_parser("diagnose", help="the traces of `ask` read back: for each traced question with a "
                                 "needle, whether retrieval, the context budget or the answer failed")
-    diagnose.add_argument("--traces", help="a traces.duckdb (default: the storage folder's)")
+    diagnose.add_argument("--traces", help="a traces.duckdb (default: the storage folder's), or the team's PostgreSQL "
+                          "(a postgresql:// URL, with --query and --chunks-query)")
+    diagnose.add_argument("--query", default="", help="for PostgreSQL: the trace rows, with columns question, "
+                          "retrieved (chunk ids, best first) and optionally cited (ids) and asked_at")
+    diagnose.add_argument("--chunks-query", default="", help="for PostgreSQL: the team's chunks, with columns id "
+                          "and text")
     diagnose.add_argument("--eval-set", default=defaults.eval_set, help="the needle file (default: the project's)")
     diagnose.add_argument("--format", choices=("table", "json"), default="table")
 

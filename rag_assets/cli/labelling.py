@@ -162,23 +162,15 @@ def agree_command(args: argparse.Namespace, home: Path) -> int:
     return EXIT_OK
 
 
-def diagnose_command(args: argparse.Namespace, home: Path) -> int:
+def _own_traces(traces: Path, home: Path, by_question: dict) -> tuple[int, list]:
+    """The traces of ``ask`` (``traces.duckdb``) against the needles: how many rows, and the diagnoses."""
     import duckdb
 
-    from rag_assets.lib.answer.diagnosis import diagnose, needles_by_question, sides
-    from rag_assets.lib.answer.traces import traces_path
-    from rag_assets.lib.evalsets.queries import EvalSetError, load_needles
-    from rag_assets.lib.formats.markdown import markdown_table
+    from rag_assets.lib.answer.diagnosis import diagnose
     from rag_assets.lib.ingest.folding import fold
 
-    traces = Path(args.traces) if args.traces else traces_path(home)
-    try:
-        by_question = needles_by_question(load_needles(Path(args.eval_set)))
-        with duckdb.connect(str(traces), read_only=True) as connection:
-            rows = connection.sql("SELECT * FROM ask_traces ORDER BY asked_at").to_arrow_table().to_pylist()
-    except (EvalSetError, duckdb.Error) as error:
-        print(f"rag-assets needles diagnose: {str(error).splitlines()[0]}", file=sys.stderr)
-        return EXIT_FAILED
+    with duckdb.connect(str(traces), read_only=True) as connection:
+        rows = connection.sql("SELECT * FROM ask_traces ORDER BY asked_at").to_arrow_table().to_pylist()
     contents: dict[str, dict[str, str]] = {}
     found = []
     for row in rows:
@@ -191,14 +183,52 @@ def diagnose_command(args: argparse.Namespace, home: Path) -> int:
                 chunks, "chunks", [("strategy", row["strategy"])]).select(["chunk_id", "content"]).to_pydict().values())
                 ) if chunks.is_file() else {}
         found.append(diagnose(row, needle, contents[row["strategy"]]))
+    return len(rows), found
+
+
+def _team_traces(url: str, query: str, chunks_query: str, by_question: dict) -> tuple[int, list]:
+    """A team's trace table and chunk table in its PostgreSQL against the needles."""
+    from rag_assets.lib.answer.diagnosis import diagnose_retrieved
+    from rag_assets.lib.ingest.folding import fold
+    from rag_assets.lib.store.team_database import TeamDatabaseError, named_rows
+
+    if not query or not chunks_query:
+        raise TeamDatabaseError("a PostgreSQL trace table needs --query (columns question, retrieved, and "
+                                "optionally cited and asked_at) and --chunks-query (columns id and text)")
+    rows = named_rows(url, query, ("question", "retrieved"))
+    texts = {str(row["id"]): row["text"] or "" for row in named_rows(url, chunks_query, ("id", "text"))}
+    found = [diagnose_retrieved(row, by_question[fold(row["question"] or "").lower()], texts) for row in rows
+             if fold(row["question"] or "").lower() in by_question]
+    return len(rows), found
+
+
+def diagnose_command(args: argparse.Namespace, home: Path) -> int:
+    import duckdb
+
+    from rag_assets.lib.answer.diagnosis import needles_by_question, sides
+    from rag_assets.lib.answer.traces import traces_path
+    from rag_assets.lib.evalsets.queries import EvalSetError, load_needles
+    from rag_assets.lib.formats.markdown import markdown_table
+    from rag_assets.lib.store.team_database import TeamDatabaseError, is_postgres_url
+
+    traces = args.traces or str(traces_path(home))
+    try:
+        by_question = needles_by_question(load_needles(Path(args.eval_set)))
+        if is_postgres_url(traces):
+            count, found = _team_traces(traces, args.query, args.chunks_query, by_question)
+        else:
+            count, found = _own_traces(Path(traces), home, by_question)
+    except (EvalSetError, TeamDatabaseError, duckdb.Error) as error:
+        print(f"rag-assets needles diagnose: {str(error).splitlines()[0]}", file=sys.stderr)
+        return EXIT_FAILED
     counts = sides(found)
     if args.format == "json":
-        print(json.dumps({"traces": len(rows), "with_needle": len(found), "sides": counts,
-                          "diagnoses": [d.__dict__ for d in found]}, indent=2, ensure_ascii=False))
+        print(json.dumps({"traces": count, "with_needle": len(found), "sides": counts,
+                          "diagnoses": [d.__dict__ for d in found]}, indent=2, ensure_ascii=False, default=str))
         return EXIT_OK
-    print(f"{len(found)} of {len(rows)} traced questions have a needle in {args.eval_set}")
+    print(f"{len(found)} of {count} traced questions have a needle in {args.eval_set}")
     print(markdown_table([("asked at", lambda d: d.asked_at[:19]), ("question", lambda d: d.question[:70]),
                           ("needle", lambda d: d.needle_id), ("strategy", lambda d: d.strategy),
                           ("side", lambda d: d.side), ("rank", lambda d: d.rank or "-")], found))
-    print("\n" + "; ".join(f"{side}: {count}" for side, count in counts.items() if count))
+    print("\n" + "; ".join(f"{side}: {number}" for side, number in counts.items() if number))
     return EXIT_OK

@@ -8,12 +8,16 @@ when an answer was verified, what the answer cited (``traces.py``); the needle s
 - ``cited``: the answer cited a source holding it;
 - ``sent, not verified``: it was sent, and no answer was verified against the sources (``ask --verify``);
 - ``chunks changed``: the trace names chunks the current partition no longer holds (re-chunked since).
+
+A team's own trace table (the lesson's ``rag_traza``: question, retrieved ids, cited ids, latency, time) is
+read the same way against the team's chunk table (``diagnose_retrieved``): its system sends what it
+retrieved, so there is no ``context`` side, and ``sent, not verified`` means the row has no cited ids.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from rag_assets.lib.evalsets.queries import Needle
 from rag_assets.lib.ingest.folding import fold
@@ -60,6 +64,35 @@ def diagnose(trace: Mapping, needle: Needle, contents: Mapping[str, str]) -> Dia
     else:
         side = CITED if {sent.get(number) for number in trace["cited"]} & set(holding) else GENERATION
     return Diagnosis(str(trace["asked_at"]), trace["question"], needle.id, trace["strategy"], side, rank)
+
+
+TEAM_INDEX = "team's index"  # the strategy column of a team's trace row
+
+
+def ids(value: Any) -> list[str] | None:
+    """A trace column of chunk ids (a PostgreSQL array, or text "a,b" or "{a,b}"), as text; None for NULL."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [part.strip().strip('"') for part in value.strip().strip("{}[]").split(",") if part.strip()]
+    return [str(item) for item in value]
+
+
+def diagnose_retrieved(trace: Mapping, needle: Needle, texts: Mapping[str, str]) -> Diagnosis:
+    """One row of a team's trace table against its needle: ``retrieved`` its chunk ids best first, ``cited``
+    those its answer cited (NULL: not recorded), ``asked_at`` when (optional); ``texts`` the team's chunk texts
+    by id."""
+    retrieved, cited = ids(trace["retrieved"]) or [], ids(trace.get("cited"))
+    folded = fold(needle.needle)
+    holding = [chunk_id for chunk_id in retrieved if chunk_id in texts and folded in fold(texts[chunk_id])]
+    rank = retrieved.index(holding[0]) + 1 if holding else None
+    if not holding:
+        side = CHANGED if any(chunk_id not in texts for chunk_id in retrieved) else RETRIEVAL
+    elif cited is None:
+        side = UNVERIFIED
+    else:
+        side = CITED if set(cited) & set(holding) else GENERATION
+    return Diagnosis(str(trace.get("asked_at") or ""), trace["question"], needle.id, TEAM_INDEX, side, rank)
 
 
 def sides(diagnoses: Sequence[Diagnosis]) -> dict[str, int]:

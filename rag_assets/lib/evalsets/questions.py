@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rag_assets.lib.formats.jsonl import read_json_lines
 from rag_assets.lib.ingest.folding import fold
+from rag_assets.lib.store.team_database import TeamDatabaseError, is_postgres_url, query_rows
 
 MAX_QUESTION_CHARS = 8_000  # as the evaluation set's
 
@@ -89,33 +90,17 @@ def from_traces(path: Path) -> list[tuple[str, str]]:
 
 def from_postgres(url: str, query: str) -> list[tuple[str, str]]:
     """The first column of every row ``query`` returns from the PostgreSQL database at ``url``."""
-    import psycopg2
-
     try:
-        with psycopg2.connect(url, connect_timeout=10) as connection, connection.cursor() as cursor:
-            cursor.execute(query)
-            rows = cursor.fetchall()
-    except psycopg2.Error as error:
-        raise QuestionsError(f"PostgreSQL ({masked_url(url)}): {str(error).strip().splitlines()[0]} "
-                             f"(query: {query})") from None
+        _, rows = query_rows(url, query)
+    except TeamDatabaseError as error:
+        raise QuestionsError(str(error)) from None
     return [(row[0], "postgresql") for row in rows]
-
-
-def masked_url(url: str) -> str:
-    """A database URL with its password hidden."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def read_questions(source: str, field: str = "question", query: str = "") -> list[Question]:
     """The deduplicated questions of ``source``: a PostgreSQL URL (with ``query``), a ``.duckdb`` file of
     traces, a ``.csv``, a ``.jsonl``/``.json`` file, or any other text file (one question a line)."""
-    if source.startswith(("postgresql://", "postgres://")):
+    if is_postgres_url(source):
         if not query:
             raise QuestionsError("a PostgreSQL source needs --query (its first column is the question)")
         return deduplicated(from_postgres(source, query))

@@ -1,0 +1,54 @@
+"""A query run in the team's own PostgreSQL (its trace table, its chunk table): rows by column name, and one
+error line that names the database (its password hidden), the cause and the query."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+class TeamDatabaseError(ValueError):
+    """A query that could not run: the message names the database (password hidden) and the query."""
+
+
+def is_postgres_url(source: str) -> bool:
+    return source.startswith(POSTGRES_SCHEMES)
+
+
+def masked_url(url: str) -> str:
+    """A database URL with its password hidden."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def query_rows(url: str, query: str) -> tuple[list[str], list[tuple]]:
+    """The column names and rows ``query`` returns from the PostgreSQL database at ``url``."""
+    import psycopg2
+
+    try:
+        with psycopg2.connect(url, connect_timeout=10) as connection, connection.cursor() as cursor:
+            cursor.execute(query)
+            columns = [column.name for column in cursor.description or ()]
+            rows = cursor.fetchall() if cursor.description else []
+    except psycopg2.Error as error:
+        raise TeamDatabaseError(f"PostgreSQL ({masked_url(url)}): {str(error).strip().splitlines()[0]} "
+                                f"(query: {query})") from None
+    return columns, rows
+
+
+def named_rows(url: str, query: str, required: Sequence[str]) -> list[dict]:
+    """The rows of ``query`` as {column: value}; TeamDatabaseError naming the missing columns (and those it
+    has) when one of ``required`` is not among them."""
+    columns, rows = query_rows(url, query)
+    missing = [name for name in required if name not in columns]
+    if missing:
+        raise TeamDatabaseError(f"PostgreSQL ({masked_url(url)}): the query returns no column "
+                                f"{', '.join(repr(m) for m in missing)} (it returns {', '.join(columns) or 'none'}; "
+                                f"name them with AS) (query: {query})")
+    return [dict(zip(columns, row)) for row in rows]
