@@ -27,6 +27,7 @@ from rag_assets.lib.ingest.folding import fold
 FUSION_K = 10  # the pool is read from its top: a small constant keeps the first ranks apart
 DEPTH = 10  # chunks taken from each configuration's ranking
 POOLED = 400  # sentences, by pooled score, that the question's own cosine then orders
+UNDER_HEADING = 100  # of those, the best by pool and cosine that are also ranked under their heading
 MIN_WORDS, MINUNSPACED_CHARACTERS = 4, 8
 # a sentence ends at . ! ? followed by a space or the end (".venv" and "os.path" stay inside it), at a CJK
 # full stop, or at a line's end
@@ -177,18 +178,23 @@ def offers(question: str, pooled: Mapping[Sentence, tuple[float, int]], corpus: 
            embed: Callable[[list[str]], np.ndarray] | None, kept: int = POOLED) -> list[Offer]:
     """The ``kept`` best pooled sentences, best first; those that cannot be needles last. The order fuses, by
     reciprocal rank, three rankings of them: the pool's, the question's cosine to the sentence, and to the
-    sentence under its heading (``bench/pool_orders.py``: 0.785 at 10 with the first two, 0.808 with all three,
-    on the default corpus)."""
+    sentence under its heading, this one for the ``UNDER_HEADING`` best by the first two (``bench/pool_orders.py``:
+    0.785 at 10 with the first two, 0.808 with all three, on the default corpus; ranking only the best 60 under
+    their heading changes nothing there)."""
     sentences = sorted(pooled, key=lambda s: (-pooled[s][0], s.doc_id, s.start))[:kept]
     if not sentences:
         return []
     fused = 1.0 / (FUSION_K + ranks([pooled[s][0] for s in sentences]))
     cosines = np.zeros(len(sentences), dtype=np.float32)
     if embed is not None:
-        vectors = np.asarray(embed([question, *[s.text for s in sentences], *[headed(s) for s in sentences]]),
-                             dtype=np.float32)
-        cosines, under_heading = np.split(vectors[1:] @ vectors[0], 2)
-        fused = fused + 1.0 / (FUSION_K + ranks(cosines)) + 1.0 / (FUSION_K + ranks(under_heading))
+        vectors = np.asarray(embed([question, *[s.text for s in sentences]]), dtype=np.float32)
+        cosines = vectors[1:] @ vectors[0]
+        fused = fused + 1.0 / (FUSION_K + ranks(cosines))
+        best = np.argsort(-fused, kind="stable")[:UNDER_HEADING]  # the rest would not reach the first pages
+        headed_vectors = np.asarray(embed([headed(sentences[i]) for i in best]), dtype=np.float32)
+        under_heading = np.full(len(sentences), -np.inf)
+        under_heading[best] = headed_vectors @ vectors[0]
+        fused = fused + 1.0 / (FUSION_K + ranks(under_heading))
     made = []
     for i, sentence in enumerate(sentences):
         before, after = context(corpus, sentence)
