@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: terminal demo test test-fast mutation install install-test browser postgres ui clean
+.PHONY: terminal mariadb demo test test-fast mutation install install-test browser postgres ui clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,12 @@ postgres:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; \
 	  else echo "the production-instance test needs Debian's postgresql: sudo apt-get install postgresql" >&2; exit 1; fi; }
 
+# the publishing test writes evaluation runs into a real MariaDB server from Debian's mariadb-server
+mariadb:
+	@command -v mariadbd >/dev/null || ls /usr/sbin/mariadbd >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server; \
+	  else echo "the publishing test needs Debian's mariadb-server: sudo apt-get install mariadb-server" >&2; exit 1; fi; }
+
 # the labelling test drives `needles label` through a real terminal: tmux
 terminal:
 	@command -v tmux >/dev/null || { \
@@ -48,7 +54,7 @@ terminal:
 
 # two test processes, a test file each at a time (TEST_WORKERS=0 runs them in this one)
 TEST_WORKERS ?= 2
-test: install-test browser postgres terminal
+test: install-test browser postgres terminal mariadb
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # the tests that need no graph run, real model, server or browser (pyproject.toml: markers)

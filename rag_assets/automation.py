@@ -78,3 +78,5 @@ EVALUATE = (
     & ~AutomationCondition.any_deps_match(CUT_PENDING).allow(AssetSelection.assets("refusal_calibration"))
     & ~AutomationCondition.in_progress()
 ).with_label("after its retrieval partitions and their refusal cuts are rebuilt, none of its inputs being built")
+# the evaluation published to the team's database (publish.url) after each new evaluation run
+PUBLISH = _rebuild_on(_updated("retrieval_metrics"), "a new evaluation run was recorded")

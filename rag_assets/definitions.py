@@ -31,6 +31,7 @@ from rag_assets.assets.metrics import (
     no_significant_regression,
     retrieval_metrics,
 )
+from rag_assets.assets.publish import published_evaluation
 from rag_assets.assets.retrieval import (
     lexical_code_version,
     lexical_runs,
@@ -55,6 +56,7 @@ from rag_assets.settings import current
 ASSETS = [
     corpus_folder, embedding_model, corpus_snapshot, extracted_text, eval_set, chunks, chunk_quality, lexical_runs,
     embeddings, retrieval_runs, refusal_calibration, external_retriever, external_runs, retrieval_metrics,
+    published_evaluation,
 ]
 
 ASSET_CHECKS = [

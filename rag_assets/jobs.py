@@ -11,6 +11,7 @@ from dagster import AssetSelection, define_asset_job
 from rag_assets.assets.corpus import corpus_folder
 from rag_assets.assets.embeddings import embedding_model
 from rag_assets.assets.external import external_retriever
+from rag_assets.assets.publish import published_evaluation
 from rag_assets.stages import STAGES
 from rag_assets.tags import TRIGGER_TAG
 
@@ -18,6 +19,9 @@ observe_inputs = define_asset_job("observe_inputs", selection=[corpus_folder, em
                                   description="Hash the corpus folder and every model's weights.")
 observe_external = define_asset_job("observe_external", selection=[external_retriever],
                                     description="Ask every external retriever its index version (or probe it).")
+publish_evaluation = define_asset_job(
+    "publish_evaluation", selection=[published_evaluation],
+    description="Write every evaluation run the team's database (publish.url) does not hold yet.")
 STAGE_JOBS = [define_asset_job(stage.job, selection=AssetSelection.assets(*stage.assets), description=stage.description)
               for stage in STAGES]  # in data-flow order (stages.py)
 nightly_observation = define_asset_job(
@@ -27,4 +31,4 @@ nightly_observation = define_asset_job(
     "15 minutes, a partitioning of their own); the "
     "nightly_completion sensor then rebuilds what they made stale and appends the evaluation run (nightly.py).")
 
-JOBS = [observe_inputs, observe_external, *STAGE_JOBS, nightly_observation]
+JOBS = [observe_inputs, observe_external, *STAGE_JOBS, publish_evaluation, nightly_observation]

@@ -82,6 +82,7 @@ BM25Settings = group_config("bm25")
 HNSWSettings = group_config("hnsw")
 ObjectStoreSettings = group_config("object_store")
 DecisionSettings = group_config("decision")
+PublishSettings = group_config("publish")
 
 
 class RagSettings(ConfigurableResource):
@@ -89,7 +90,7 @@ class RagSettings(ConfigurableResource):
 
     Every field is a setting of ``rag_assets.settings`` (its default and its environment variable);
     a run's configuration may set any of them (the UI's launchpad, the command line's options). The
-    groups ``bm25``, ``hnsw``, ``object_store`` and ``decision`` are nested configs generated from their settings
+    groups ``bm25``, ``hnsw``, ``object_store``, ``decision`` and ``publish`` are nested configs generated from their settings
     groups."""
 
     home: str = _setting("home")
@@ -118,6 +119,8 @@ class RagSettings(ConfigurableResource):
                                               description=settings.GROUPS["object_store"].__doc__)
     decision: DecisionSettings = Field(default_factory=lambda: DecisionSettings(),
                                        description=settings.GROUPS["decision"].__doc__)
+    publish: PublishSettings = Field(default_factory=lambda: PublishSettings(),
+                                     description=settings.GROUPS["publish"].__doc__)
     nightly_cron: str = _setting("schedule.cron")
     nightly_timezone: str = _setting("schedule.timezone")
 

@@ -242,6 +242,18 @@ class ObjectStorage(_Group):
         return decoded
 
 
+class Publish(_Group):
+    """Evaluation runs published to the team's own database (docs/outputs.md)."""
+
+    url: str = Field("", validation_alias=_env(PREFIX + "PUBLISH_URL"),
+                     description="A SQLAlchemy-style URL (postgresql://user@host/db, sqlite:////path/file.db, "
+                     "mysql://user@host/db for MySQL or MariaDB) that every evaluation run is also written to, after "
+                     "metrics.duckdb; '' for none.")
+    table_prefix: str = Field("rag_", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,31}$",
+                              validation_alias=_env(PREFIX + "PUBLISH_TABLE_PREFIX"),
+                              description="The prefix of the published tables' names.")
+
+
 class Catalog(_Group):
     """What the Dagster UI shows on every asset."""
 
@@ -312,6 +324,7 @@ class Settings(_Group):
     scale_out: ScaleOut = Field(default_factory=ScaleOut)
     instance: Instance = Field(default_factory=Instance)
     object_store: ObjectStorage = Field(default_factory=ObjectStorage)
+    publish: Publish = Field(default_factory=Publish)
     catalog: Catalog = Field(default_factory=Catalog)
 
     @field_validator("models", "strategies", mode="before")

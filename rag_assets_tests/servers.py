@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -177,6 +178,49 @@ class PostgresServer:
         if _alive(self.pid):
             os.kill(self.pid, signal.SIGKILL)
         assert not _alive(self.pid), "the PostgreSQL server is still running"
+
+
+class MariaDBServer:
+    """A real MariaDB server (Debian's mariadb-server: mariadb-install-db, then mariadbd) in ``folder`` on
+    127.0.0.1:port, one database ``rag_assets``, user root without a password; stopped by its PID."""
+
+    def __init__(self, folder: Path, port: int | None = None, seconds: float = 120) -> None:
+        import pymysql
+
+        self.folder, self.port = folder, port or free_port()
+        data = folder / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        user = ["--user=root"] if os.geteuid() == 0 else []
+        subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={data}", *user, "--skip-test-db",
+                        "--auth-root-authentication-method=normal"], check=True, capture_output=True)
+        self.process = subprocess.Popen(
+            [shutil.which("mariadbd") or "/usr/sbin/mariadbd", "--no-defaults", f"--datadir={data}", *user,
+             f"--port={self.port}", "--bind-address=127.0.0.1",
+             f"--socket={folder / 'mariadb.sock'}", f"--pid-file={folder / 'mariadb.pid'}",
+             f"--log-error={folder / 'error.log'}", "--skip-log-bin", "--innodb-flush-log-at-trx-commit=0"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.pid = self.process.pid
+        deadline = time.monotonic() + seconds  # a guard against a server that never starts, not a speed limit
+        while True:
+            try:
+                connection = pymysql.connect(host="127.0.0.1", port=self.port, user="root", connect_timeout=2)
+                break
+            except pymysql.err.OperationalError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError("MariaDB did not start: " + (folder / "error.log").read_text()[-2000:])
+                time.sleep(0.3)
+        with connection, connection.cursor() as cursor:
+            cursor.execute("CREATE DATABASE rag_assets CHARACTER SET utf8mb4")
+        self.url = f"mysql://root@127.0.0.1:{self.port}/rag_assets"
+
+    def stop(self, seconds: float = 60) -> None:
+        """SIGTERM (MariaDB's clean shutdown), SIGKILL after ``seconds``."""
+        self.process.terminate()
+        try:
+            self.process.wait(seconds)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 def _alive(pid: int) -> bool:

@@ -8,7 +8,7 @@ defs = load_definitions()
 
 EXPECTED = {
     "corpus_folder", "embedding_model", "corpus_snapshot", "extracted_text", "eval_set", "chunks", "chunk_quality", "lexical_runs", "embeddings", "retrieval_runs",
-    "refusal_calibration", "retrieval_metrics", "external_retriever", "external_runs",
+    "refusal_calibration", "retrieval_metrics", "external_retriever", "external_runs", "published_evaluation",
 }
 
 
@@ -28,7 +28,7 @@ def test_definitions_load():
     assert checks == {spec.name for declared in module.ASSET_CHECKS for spec in declared.check_specs} and checks
     assert {job.name for job in repository.get_all_jobs()} - {"__ASSET_JOB"} == {
         "chunking", "evaluation_inputs", "evaluation_metrics", "external_partition", "model_partition",
-        "nightly_observation", "observe_external", "observe_inputs"}
+        "nightly_observation", "observe_external", "observe_inputs", "publish_evaluation"}
     assert {s.name for s in repository.schedule_defs} == {"external_observation", "input_observation",
                                                           "nightly_evaluation"}
     assert {s.name for s in repository.sensor_defs} == {"model_registry", "nightly_completion", "rag_assets_automation"}
@@ -63,6 +63,9 @@ def test_asset_keys_and_lineage():
     assert parents["external_runs"] == {"external_retriever", "eval_set", "extracted_text"}
     assert graph.get(AssetKey("external_retriever")).is_observable
     assert graph.get(AssetKey("retrieval_metrics")).pools == {"duckdb_write"}
+    # the evaluation published to the team's database after each run (publish.url), never while DuckDB is written
+    assert parents["published_evaluation"] == {"retrieval_metrics"}
+    assert graph.get(AssetKey("published_evaluation")).pools == {"duckdb_write"}
 
 
 def test_checks_and_schedules():

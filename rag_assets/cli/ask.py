@@ -66,8 +66,30 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
     print(answer.to_json() if args.format == "json" else answer.text(), flush=True)  # the answer first
     if cited is not None:
         print(f"\ncitations verified: {', '.join(f'[{n}]' for n in cited) or 'none'}", file=sys.stderr)
-    warn(asking.keep_token_vectors(ask_index), record_trace(home, answer, cited))
+    warn(asking.keep_token_vectors(ask_index), record_trace(home, answer, cited), published_trace(home))
     return EXIT_REFUSED if answer.refused and args.strict else EXIT_OK
+
+
+def published_trace(home: Path) -> str | None:
+    """The traces ``traces.duckdb`` holds that the team's database (``publish.url``) does not yet, written there
+    (table ``<prefix>ask_traces``); a warning when it cannot take them (the next ask writes them)."""
+    import socket
+
+    from rag_assets.environment import inherited
+    from rag_assets.lib.answer.traces import traces_path
+    from rag_assets.lib.store.publishing import PublishError, publish_traces
+    from rag_assets.lib.store.team_database import TeamDatabaseError, variables_of, with_variables
+    from rag_assets.settings import current
+
+    settings = current().publish
+    if not settings.url or not traces_path(home).exists():
+        return None
+    try:
+        publish_traces(traces_path(home), with_variables(settings.url, inherited(variables_of(settings.url))),
+                       f"{socket.gethostname()}:{home}", settings.table_prefix)
+    except (PublishError, TeamDatabaseError) as error:
+        return f"{error}; the trace is in {traces_path(home)}, and the next ask writes it there"
+    return None
 
 
 def warn(*warnings: str | None) -> None:
@@ -98,6 +120,6 @@ def ask_each_line(ask_index, home: Path, retriever: str, cut: float, budget: int
         answer = asking.ask(ask_index, question, retriever, cut, args.k, budget, why)
         refused = refused or answer.refused
         print(answer.to_json() if args.format == "json" else answer.text() + "\n", flush=True)
-        warn(record_trace(home, answer))
+        warn(record_trace(home, answer), published_trace(home))
     warn(asking.keep_token_vectors(ask_index))
     return EXIT_REFUSED if refused and args.strict else EXIT_OK

@@ -146,6 +146,17 @@ class Runner:
         self.skipped.append(f"{job}{' ' + label if label else ''}")
         return kept
 
+    def publish(self) -> None:
+        """Every evaluation run the team's database (``publish.url``) does not hold yet, written there; a
+        failure is said in one line and never fails the evaluation (the next command retries it)."""
+        if not self.settings.publish.url:
+            return
+        result = self.run("publish_evaluation", raise_on_error=False)
+        if result.success:
+            self.progress(str(metadata_of(result, "published_evaluation").get("published", "published")))
+        else:
+            self.progress(f"warning: {failure_paragraph(result, 'publish_evaluation')}")
+
     def observe_inputs(self, model_keys: Sequence[str]) -> None:
         """Register model partitions, then observe the corpus folder and the models' weights."""
         add_model_partitions(self.instance, model_keys)
@@ -242,6 +253,7 @@ def materialize_all(
             outcome.partitions += [f"external {key}" for key in runner.external_partitions()]
         else:
             raise ValueError(f"stage {stage.job}: no way to run a partitioning {stage.partitioning!r}")
+    runner.publish()
     outcome.up_to_date = runner.skipped
     return outcome
 
@@ -266,4 +278,5 @@ def backfill_model(
     outcome = EvaluationOutcome(partitions=[f"{model} x {strategy}" for strategy in strategies])
     outcome.checks += runner.model_partitions(model, strategies)
     outcome.checks += checks_of(runner.run(EVALUATION.job))
+    runner.publish()
     return outcome

@@ -55,8 +55,9 @@ def metadata_of(result, asset: str) -> dict:
     return {k: v.value for k, v in materializations[0].metadata.items()} if materializations else {}
 
 
-# where the outputs are kept, not what they are: a storage folder copied or restored elsewhere is as warm there
-WHERE_OUTPUTS_GO = ("home",)
+# where the outputs are kept, not what they are: a storage folder copied or restored elsewhere is as warm there,
+# and an evaluation published to another database (publish.url) is the same evaluation
+WHERE_OUTPUTS_GO = ("home", "publish")
 
 
 def settings_fingerprint(settings: RagSettings, models: EmbeddingModels | None = None) -> str:

@@ -3,7 +3,8 @@ error line that names the database (its password hidden), the cause and the quer
 
 from __future__ import annotations
 
-from typing import Sequence
+import re
+from typing import Mapping, Sequence
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -25,6 +26,23 @@ def masked_url(url: str) -> str:
         return url
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
     return urlunsplit(parts._replace(netloc=netloc))
+
+
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def variables_of(url: str) -> list[str]:
+    """The environment variables ``url`` names as ``${NAME}``."""
+    return sorted(set(_VARIABLE.findall(url)))
+
+
+def with_variables(url: str, environ: Mapping[str, str]) -> str:
+    """``url`` with each ``${NAME}`` replaced by that variable of ``environ`` (a password kept out of the
+    settings and of Dagster's run configuration); TeamDatabaseError naming a variable that is not set."""
+    missing = sorted({name for name in _VARIABLE.findall(url) if name not in environ})
+    if missing:
+        raise TeamDatabaseError(f"{masked_url(url)} names {', '.join(missing)}, which the environment does not set")
+    return _VARIABLE.sub(lambda match: environ[match.group(1)], url)
 
 
 def query_rows(url: str, query: str) -> tuple[list[str], list[tuple]]:
