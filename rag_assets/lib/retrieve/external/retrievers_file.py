@@ -17,12 +17,16 @@ from rag_assets.lib.retrieve.external.kinds.base import KEY, ExternalSpec
 from rag_assets.lib.retrieve.external.kinds.chroma_collection import ChromaEntry
 from rag_assets.lib.retrieve.external.kinds.http_service import HttpEntry
 from rag_assets.lib.retrieve.external.kinds.lancedb_table import LanceDBEntry
+from rag_assets.lib.retrieve.external.kinds.opensearch_index import OpenSearchEntry
+from rag_assets.lib.retrieve.external.kinds.pgvector_table import PgvectorEntry
 from rag_assets.lib.retrieve.external.kinds.python_object import PythonEntry
+from rag_assets.lib.retrieve.external.kinds.qdrant_collection import QdrantEntry
 from rag_assets.lib.store.names import UnsafeName, check_name
 from rag_assets.lib.store.registry_files import RegistryFile
 
 # every kind, in the order messages list them: a new kind is its module under kinds/ and its entry here
-ENTRY_TYPES: tuple[type[ExternalSpec], ...] = (HttpEntry, PythonEntry, ChromaEntry, LanceDBEntry)
+ENTRY_TYPES: tuple[type[ExternalSpec], ...] = (HttpEntry, PythonEntry, ChromaEntry, LanceDBEntry, PgvectorEntry,
+                                               QdrantEntry, OpenSearchEntry)
 KINDS = tuple(get_args(entry.model_fields["kind"].annotation)[0] for entry in ENTRY_TYPES)
 _BY_KIND = dict(zip(KINDS, ENTRY_TYPES))
 _ENTRY = TypeAdapter(Annotated[Union[ENTRY_TYPES], Field(discriminator="kind")])

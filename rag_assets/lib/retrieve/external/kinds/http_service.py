@@ -11,7 +11,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Literal, Mapping
+from typing import Any, Literal, Mapping
 
 from pydantic import field_validator
 
@@ -138,15 +138,27 @@ class HttpEntry(ExternalSpec):
         except QueryFailed as failure:
             raise ExternalRetrieverError(f"retriever {self.key!r}: its index_version_url: {failure}") from None
 
+    def search_url(self) -> str:
+        """Where a query is POSTed."""
+        return self.url
+
+    def request_body(self, query: str, k: int, embed: Embed | None) -> dict:
+        """What is POSTed for one query."""
+        return {"query": query, "k": k}
+
+    def hits_of(self, answer: Any, where: str) -> list[Hit]:
+        """The hits of one answer, best first; ExternalRetrieverError naming ``where`` when it has none."""
+        return hits_from_answer(answer, where)
+
     def asker(self, embed: Embed | None, environ: Mapping[str, str], limits: QueryLimits = QueryLimits()) -> Ask:
-        """POST ``{"query", "k"}`` with retries and backoff on 429 and 5xx, within the query's deadline and
-        answer size; the headers' values from ``environ``."""
+        """POST ``request_body`` to ``search_url`` with retries and backoff on 429 and 5xx, within the query's
+        deadline and answer size; the headers' values from ``environ``; the answer read by ``hits_of``."""
         headers = {"Content-Type": "application/json", **self._headers(environ)}
-        url, timeout, retries, where = self.url, self.timeout, self.retries, f"retriever {self.key!r}"
+        url, timeout, retries, where = self.search_url(), self.timeout, self.retries, f"retriever {self.key!r}"
         opener = urllib.request.build_opener(SameOrigin)
 
         def ask(query: str, k: int) -> list[Hit]:
-            body = json.dumps({"query": query, "k": k}).encode("utf-8")
+            body = json.dumps(self.request_body(query, k, embed)).encode("utf-8")
             started = time.monotonic()
             for attempt in range(retries + 1):
                 left = limits.deadline_seconds - (time.monotonic() - started)
@@ -168,7 +180,7 @@ class HttpEntry(ExternalSpec):
                     raise QueryFailed(f"timed out after {min(timeout, left):g} s" if "timed out" in str(reason) else
                                       f"no answer ({reason})") from None
                 try:
-                    return hits_from_answer(json.loads(payload), where)
+                    return self.hits_of(json.loads(payload), where)
                 except json.JSONDecodeError as error:
                     raise QueryFailed(f"the answer is not JSON ({error.msg} at character {error.pos})") from None
                 except ExternalRetrieverError as error:
