@@ -197,8 +197,8 @@ def _team_traces(url: str, query: str, chunks_query: str, by_question: dict) -> 
                                 "optionally cited and asked_at) and --chunks-query (columns id and text)")
     rows = named_rows(url, query, ("question", "retrieved"))
     texts = {str(row["id"]): row["text"] or "" for row in named_rows(url, chunks_query, ("id", "text"))}
-    found = [diagnose_retrieved(row, by_question[fold(row["question"] or "").lower()], texts) for row in rows
-             if fold(row["question"] or "").lower() in by_question]
+    keys = [fold(row["question"] or "").lower() for row in rows]
+    found = [diagnose_retrieved(row, by_question[key], texts) for row, key in zip(rows, keys) if key in by_question]
     return len(rows), found
 
 

@@ -19,6 +19,7 @@ is deleted from the team's database: several projects may publish into one.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -145,20 +146,33 @@ def run_tables(duck, run_id: str, newest: bool) -> dict[str, pa.Table]:
     return found
 
 
-def publish(database: Path, url: str, prefix: str = DEFAULT_PREFIX, batch: int = 5000) -> Published:
-    """Every evaluation run of ``database`` (``metrics.duckdb``) that the database at ``url`` does not hold
-    yet, oldest first, each in one transaction. PublishError names the database and the cause."""
+@contextmanager
+def _engine(url: str, what: str):
+    """A SQLAlchemy engine for ``url`` (``engine_url``), disposed after; any error of its driver or of SQLAlchemy
+    raised as one PublishError line: ``what`` (publishing, publishing traces), the URL masked, the cause."""
     import sqlalchemy as sa
 
-    from rag_assets.lib.store.database import read_only
-
-    published = Published(masked_url(url))
     try:
         engine = sa.create_engine(engine_url(url), future=True)
     except (sa.exc.ArgumentError, ImportError, ValueError) as error:
         hint = " (pip install 'rag-assets[postgres]')" if isinstance(error, ImportError) and "psycopg" in str(error) else ""
         raise PublishError(f"publish.url {masked_url(url)}: {str(error).splitlines()[0]}{hint}") from None
     try:
+        yield engine
+    except sa.exc.SQLAlchemyError as error:
+        cause = getattr(error, "orig", None) or error
+        raise PublishError(f"{what} to {masked_url(url)}: {str(cause).strip().splitlines()[0]}") from None
+    finally:
+        engine.dispose()
+
+
+def publish(database: Path, url: str, prefix: str = DEFAULT_PREFIX, batch: int = 5000) -> Published:
+    """Every evaluation run of ``database`` (``metrics.duckdb``) that the database at ``url`` does not hold
+    yet, oldest first, each in one transaction. PublishError names the database and the cause."""
+    from rag_assets.lib.store.database import read_only
+
+    published = Published(masked_url(url))
+    with _engine(url, "publishing") as engine:
         with engine.connect() as connection:
             held = published_runs(connection, prefix)
         with read_only(database) as duck:
@@ -172,11 +186,6 @@ def publish(database: Path, url: str, prefix: str = DEFAULT_PREFIX, batch: int =
                         _write(connection, prefix + name, rows, run_id, batch)
                         published.rows[name] = published.rows.get(name, 0) + rows.num_rows
                 published.runs.append(run_id)
-    except sa.exc.SQLAlchemyError as error:
-        cause = getattr(error, "orig", None) or error
-        raise PublishError(f"publishing to {masked_url(url)}: {str(cause).strip().splitlines()[0]}") from None
-    finally:
-        engine.dispose()
     return published
 
 
@@ -238,19 +247,10 @@ def publish_traces(traces: Path, url: str, source: str, prefix: str = DEFAULT_PR
                         ("retriever", pa.string()), ("refused", pa.bool_()), ("retrieved_ids", pa.string()),
                         ("sent_ids", pa.string()), ("cited_ids", pa.string()), ("latency_ms", pa.float64())])
     table = _table(sa.MetaData(), prefix + TRACES, schema)
-    engine = None
-    try:
-        engine = sa.create_engine(engine_url(url), future=True)
-        with engine.begin() as connection:
-            _ensure(connection, table)
-            newest = connection.execute(sa.select(sa.func.max(table.c.asked_at)).where(table.c.source == source)).scalar()
-            rows = trace_rows(traces, source, newest)
-            if rows:
-                connection.execute(table.insert(), rows)
-    except (sa.exc.SQLAlchemyError, ImportError, ValueError) as error:
-        cause = getattr(error, "orig", None) or error
-        raise PublishError(f"publishing traces to {masked_url(url)}: {str(cause).strip().splitlines()[0]}") from None
-    finally:
-        if engine is not None:
-            engine.dispose()
+    with _engine(url, "publishing traces") as engine, engine.begin() as connection:
+        _ensure(connection, table)
+        newest = connection.execute(sa.select(sa.func.max(table.c.asked_at)).where(table.c.source == source)).scalar()
+        rows = trace_rows(traces, source, newest)
+        if rows:
+            connection.execute(table.insert(), rows)
     return len(rows)

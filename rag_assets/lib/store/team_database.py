@@ -17,15 +17,27 @@ def is_postgres_url(source: str) -> bool:
     return source.startswith(POSTGRES_SCHEMES)
 
 
-def masked_url(url: str) -> str:
-    """A database URL with its password hidden."""
-    from urllib.parse import urlsplit, urlunsplit
+# query parameters whose value is a secret: shown masked wherever a URL is described (metadata, logs, errors)
+SECRET_PARAMETERS = ("key", "token", "secret", "password", "passwd", "auth", "signature", "sig", "credential",
+                     "access_token", "api_key", "apikey")
 
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-    return urlunsplit(parts._replace(netloc=netloc))
+
+def masked_url(url: str) -> str:
+    """``url`` (a database's or a service's) with its password and the values of secret-looking query
+    parameters as ``***``."""
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    pairs = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    if not parts.password and not any(word in name.lower() for name, _ in pairs for word in SECRET_PARAMETERS):
+        return url  # nothing to hide: as written (sqlite:////path would lose a slash through urlunsplit)
+    netloc = parts.netloc
+    if parts.password:
+        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+    query = urllib.parse.urlencode([(name, "***" if any(word in name.lower() for word in SECRET_PARAMETERS) else value)
+                                    for name, value in pairs],
+                                   safe="*")
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -25,28 +25,13 @@ from rag_assets.lib.retrieve.external.hits import (
     hits_from_answer,
 )
 from rag_assets.lib.retrieve.external.kinds.base import ExternalSpec
-
-# query parameters whose value is a secret: shown masked wherever the entry is described (metadata, logs)
-SECRET_PARAMETERS = ("key", "token", "secret", "password", "passwd", "auth", "signature", "sig", "credential",
-                     "access_token", "api_key", "apikey")
+from rag_assets.lib.store.team_database import masked_url as masked
 
 
 def origin(url: str) -> tuple[str, str, int | None]:
     parts = urllib.parse.urlsplit(url)
     return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(
         parts.scheme.lower())
-
-
-def masked(url: str) -> str:
-    """``url`` with a password and the values of secret-looking query parameters as ``***``."""
-    parts = urllib.parse.urlsplit(url)
-    netloc = parts.netloc
-    if parts.password:
-        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
-    query = urllib.parse.urlencode([(name, "***" if any(word in name.lower() for word in SECRET_PARAMETERS) else value)
-                                    for name, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)],
-                                   safe="*")
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 class SameOrigin(urllib.request.HTTPRedirectHandler):
