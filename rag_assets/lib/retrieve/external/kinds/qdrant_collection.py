@@ -5,6 +5,7 @@ its vectors' configuration."""
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import threading
 from typing import Literal, Mapping
@@ -64,6 +65,7 @@ class QdrantEntry(ExternalSpec):
             with _LOCK:
                 if self.path not in _LOCAL:
                     _LOCAL[self.path] = QdrantClient(path=self.path)
+                    atexit.register(_LOCAL[self.path].close)  # closed before the interpreter tears down
                 return _LOCAL[self.path]
         if self.api_key_variable and self.api_key_variable not in environ:
             raise ExternalRetrieverError(f"retriever {self.key!r}: the environment variable {self.api_key_variable} "
