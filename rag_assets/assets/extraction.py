@@ -47,7 +47,7 @@ def extracted_text(settings: RagSettings, corpus_snapshot: pa.Table) -> Output[p
         raise Failure(description=problem)
     table = table_from_rows(EXTRACTED_TEXT, rows, "extracted_text")
     return versioned_output(table, table_version(table), metadata=extraction_metadata(
-        summary, *tree_configuration(corpus_snapshot.to_pylist(), Path(settings.corpus_dir))))
+        summary, *tree_configuration(corpus_snapshot.to_pylist(), Path(settings.corpus_dir), settings.run_tree_code)))
 
 
 def extraction_metadata(summary: dict, trees: list[dict], configuration: dict[str, str]) -> dict:

@@ -47,6 +47,9 @@ def configuration_lines(extraction: dict) -> list[str]:
     autodoc's directives left without text."""
     lines = [f"read with the {TOOLS.get(tree['tool'], tree['tool'])} configuration {tree['configuration']}: "
              f"{tree['documents']} documents" for tree in extraction.get("trees") or [] if tree["tool"] != "none"]
+    for tree in extraction.get("trees") or []:
+        for name, why in (tree.get("skipped_extensions") or {}).items():
+            lines.append(f"{tree['configuration']}: Markdown extension {name} not loaded: {why}")
     configuration = extraction.get("configuration_files") or {}
     if configuration:
         shown = ", ".join(f"{path} ({kind})" for path, kind in list(configuration.items())[:6])

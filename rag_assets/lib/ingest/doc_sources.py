@@ -147,18 +147,26 @@ def _docusaurus_sites(folder: Path, depth: int, _period: int) -> list[tuple[Path
     return sites
 
 
-def trees_used(root: Path, paths: list[str]) -> list[dict]:
+def trees_used(root: Path, paths: list[str], run_tree_code: bool = False) -> list[dict]:
     """Which tree configuration the documents at ``paths`` were read with: one entry per configuration file
-    (its tool, its path relative to the corpus folder, ``../`` when above it, and how many documents), and one
-    for the documents of no tree (plain Markdown and reStructuredText), for the extraction summary."""
+    (its tool, its path relative to the corpus folder, ``../`` when above it, and how many documents; for an
+    MkDocs tree, the Markdown extensions its pages were rendered without and why), and one for the documents
+    of no tree (plain Markdown and reStructuredText), for the extraction summary."""
     root = Path(root).resolve()
     counts: dict[tuple[str, str], int] = {}
+    folders: dict[tuple[str, str], Path] = {}
     for path in paths:
         tree = tree_of(SourceFile(root, path))
         key = (tree.tool, os.path.relpath(tree.config, root)) if tree else ("none", "")
         counts[key] = counts.get(key, 0) + 1
-    return [{"tool": tool, "configuration": config, "documents": count}
-            for (tool, config), count in sorted(counts.items())]
+        if tree and tree.tool == MKDOCS:
+            folders[key] = tree.folder
+    entries = []
+    for (tool, config), count in sorted(counts.items()):
+        skipped = skipped_extensions(folders[tool, config], run_tree_code) if (tool, config) in folders else {}
+        entries.append({"tool": tool, "configuration": config, "documents": count,
+                        **({"skipped_extensions": skipped} if skipped else {})})
+    return entries
 
 
 # --- which files of a tree are its configuration, not documents ---------------------------------------
@@ -233,6 +241,8 @@ _MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.DOTALL)
 _COLON_FENCE = re.compile(r"^[ \t]*:::+[ \t]*(\w[\w-]*)?[ \t]*(.*)$", re.MULTILINE)
 _BRACE_INCLUDE = re.compile(r"^[ \t]*\{\*\s*(\S+)(.*?)\*\}[ \t]*$", re.MULTILINE)
 _SNIPPET = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+["']?([^"'\n]+?)["']?[ \t]*$""", re.MULTILINE)
+# the block form: a bare marker line, one file a line (``;`` comments one out), a bare marker line
+_SNIPPET_BLOCK = re.compile(r"^[ \t]*-{1,}8<-{1,}[ \t]*\n(.*?)^[ \t]*-{1,}8<-{1,}[ \t]*$", re.MULTILINE | re.DOTALL)
 _CODE_LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".sh": "bash", ".toml": "toml",
                    ".yml": "yaml", ".yaml": "yaml", ".json": "json", ".html": "html", ".css": "css"}
 
@@ -351,16 +361,21 @@ def resolve_includes(text: str, source: SourceFile, bases: list[Path]) -> tuple[
         body = path.read_text(encoding="utf-8", errors="replace").rstrip("\n")
         return f"\n```{_CODE_LANGUAGES.get(path.suffix, '')}\n{body}\n```\n"
 
-    def snippet(match: re.Match) -> str:
+    def snippet_of(name: str) -> str:
         nonlocal dropped
-        path = found(match.group(1).strip())
+        path = found(name.strip().strip("\"'"))
         if path is None:
             dropped += 1
             return ""
         body = path.read_text(encoding="utf-8", errors="replace")
         return body if path.suffix in (".md", ".markdown") else f"\n```{_CODE_LANGUAGES.get(path.suffix, '')}\n{body}\n```\n"
 
-    return _SNIPPET.sub(snippet, _BRACE_INCLUDE.sub(code, text)), dropped
+    def block(match: re.Match) -> str:
+        names = [line.strip() for line in match.group(1).split("\n")]
+        return "\n\n".join(snippet_of(name) for name in names if name and not name.startswith(";"))
+
+    text = _SNIPPET_BLOCK.sub(block, text)
+    return _SNIPPET.sub(lambda match: snippet_of(match.group(1)), _BRACE_INCLUDE.sub(code, text)), dropped
 
 
 # --- MkDocs --------------------------------------------------------------------------------------------
@@ -370,7 +385,13 @@ MKDOCS_BASE_EXTENSIONS = [
     "pymdownx.superfences", "pymdownx.details", "pymdownx.tabbed", "pymdownx.blocks.admonition",
     "pymdownx.blocks.details", "pymdownx.blocks.tab",
 ]
-_NOT_RENDERING = ("pymdownx.snippets",)  # include markers are resolved by resolve_includes, inside the snapshot
+# extensions that read files: the snippets' include markers are resolved by resolve_includes, inside the
+# snapshot; b64 inlines image files as data (no text) from any folder it is given
+_NOT_RENDERING = {"pymdownx.snippets": "its include markers are resolved inside the snapshot by this project",
+                  "pymdownx.b64": "it reads image files from its base_path and gives no text"}
+_CODE_NAMED = ("names code (module:attribute), which is imported and called only with evaluation.run_tree_code")
+_NOT_KNOWN = ("not an extension of Python-Markdown or pymdown-extensions installed here (a tree's own or another "
+              "package's module is imported only with evaluation.run_tree_code)")
 
 
 def mkdocs_file(tree: Path) -> Path | None:
@@ -395,40 +416,100 @@ def mkdocs_config(tree: Path) -> dict:
     return config if isinstance(config, dict) else {}
 
 
-def mkdocs_extensions(config: dict) -> tuple[list[str], dict[str, dict]]:
+@functools.lru_cache(maxsize=1)
+def known_extensions() -> dict[str, str]:
+    """The Markdown extensions a tree may name without running its own code: {name: the installed module that
+    provides it}. Python-Markdown's by entry point (``toc``) and by module (``markdown.extensions.toc``), and
+    pymdown-extensions' modules (``pymdownx.superfences``, ``pymdownx.blocks.tab``), found from the installed
+    packages' files, never by importing what a tree names."""
+    import pkgutil
+    from importlib.metadata import entry_points
+
+    import markdown.extensions
+    import pymdownx
+    import pymdownx.blocks
+
+    known: dict[str, str] = {}
+    for point in entry_points(group="markdown.extensions"):
+        if point.dist is not None and point.dist.metadata["Name"].lower() in ("markdown", "pymdown-extensions"):
+            known[point.name] = point.value.split(":")[0]
+    for package in (markdown.extensions, pymdownx, pymdownx.blocks):
+        for module in pkgutil.iter_modules(package.__path__):
+            if not module.name.startswith("_"):
+                known[f"{package.__name__}.{module.name}"] = f"{package.__name__}.{module.name}"
+    return known
+
+
+def extension_name(name: str, run_tree_code: bool = False) -> tuple[str | None, str]:
+    """(the name an extension of mkdocs.yml is loaded under, or None when it is not loaded; why not). A known
+    extension (``known_extensions``) is loaded as named; ``known.module:ExtensionClass`` as its module, when the
+    attribute is an Extension class of that installed module; any other ``module:attribute`` or unknown module
+    only with ``run_tree_code`` (it imports and calls the tree's choice of code)."""
+    known = known_extensions()
+    module, _, attribute = name.partition(":")
+    if module in known and attribute:
+        import importlib
+
+        from markdown.extensions import Extension
+
+        found = getattr(importlib.import_module(known[module]), attribute, None)
+        if isinstance(found, type) and issubclass(found, Extension) and found.__module__ == known[module]:
+            return module, ""
+    elif name in known:
+        return name, ""
+    if run_tree_code:
+        return name, ""
+    return None, _CODE_NAMED if attribute else _NOT_KNOWN
+
+
+def mkdocs_extensions(config: dict, run_tree_code: bool = False) -> tuple[list[str], dict[str, dict], dict[str, str]]:
     """The Markdown extensions an MkDocs page is rendered with: the base set and the configured ones that
-    load here, with their configurations (those that do not load are left out)."""
+    load here, with their configurations, and those left out with why ({name as configured: reason}): one
+    that names code or is not known (``extension_name``), one that reads files (``_NOT_RENDERING``), one that
+    fails on a sample page."""
     import markdown
 
-    names, configs = list(MKDOCS_BASE_EXTENSIONS), {"toc": {"permalink": False}}
+    names, configs, skipped = list(MKDOCS_BASE_EXTENSIONS), {"toc": {"permalink": False}}, {}
     for entry in config.get("markdown_extensions") or []:
-        name, options = (next(iter(entry.items())) if isinstance(entry, dict) else (entry, None))
-        if not isinstance(name, str) or name in _NOT_RENDERING:
+        configured, options = (next(iter(entry.items())) if isinstance(entry, dict) and entry else (entry, None))
+        if not isinstance(configured, str):
             continue
-        options = {k: v for k, v in (options or {}).items() if v is not None and k not in ("permalink",)}
+        name, why = extension_name(configured, run_tree_code)
+        if name is None or name in _NOT_RENDERING:
+            skipped[configured] = why or _NOT_RENDERING[name]
+            continue
+        options = {k: v for k, v in (options if isinstance(options, dict) else {}).items()
+                   if v is not None and k not in ("permalink",)}
         try:  # loaded and run on a sample: some need MkDocs' own processors and fail only when they run
             markdown.Markdown(extensions=[*MKDOCS_BASE_EXTENSIONS, *([] if name in MKDOCS_BASE_EXTENSIONS else [name])],
                               extension_configs={name: options} if options else {}).convert("# a\n\nb `c` [d](e.md)\n")
-        except Exception:  # noqa: BLE001 - an extension of a plugin not installed here, or a bad option
+        except Exception as error:  # noqa: BLE001 - an extension of a plugin not installed here, or a bad option
+            skipped[configured] = f"does not load here ({type(error).__name__}: {str(error)[:120]})"
             continue
         if name not in names:
             names.append(name)
         if options:
             configs[name] = {**configs.get(name, {}), **options}
-    return names, configs
+    return names, configs, skipped
 
 
-_trees: dict[tuple[str, int], tuple[dict, list[str], dict[str, dict]]] = {}
+_trees: dict[tuple[str, int, bool], tuple[dict, list[str], dict[str, dict], dict[str, str]]] = {}
 
 
-def _mkdocs_tree(tree: Path) -> tuple[dict, list[str], dict[str, dict]]:
-    """The tree's configuration and Markdown extensions, found once per process and mkdocs.yml state."""
+def _mkdocs_tree(tree: Path, run_tree_code: bool = False) -> tuple[dict, list[str], dict[str, dict], dict[str, str]]:
+    """The tree's configuration, its Markdown extensions and those skipped, found once per process and
+    mkdocs.yml state."""
     path = mkdocs_file(tree)
-    key = (str(path), path.stat().st_mtime_ns)
+    key = (str(path), path.stat().st_mtime_ns, run_tree_code)
     if key not in _trees:
         config = mkdocs_config(tree)
-        _trees[key] = (config, *mkdocs_extensions(config))
+        _trees[key] = (config, *mkdocs_extensions(config, run_tree_code))
     return _trees[key]
+
+
+def skipped_extensions(tree: Path, run_tree_code: bool = False) -> dict[str, str]:
+    """The Markdown extensions an MkDocs tree's mkdocs.yml names that its pages are rendered without, and why."""
+    return dict(_mkdocs_tree(tree, run_tree_code)[3])
 
 
 def render_mkdocs(body: str, source: SourceFile, tree: Path) -> tuple[str, int, int]:
@@ -440,7 +521,7 @@ def render_mkdocs(body: str, source: SourceFile, tree: Path) -> tuple[str, int, 
     mkdocs-click: text generated by importing the documented code) gives no text and is counted."""
     import markdown
 
-    config, names, configs = _mkdocs_tree(tree)
+    config, names, configs, _skipped = _mkdocs_tree(tree, source.run_tree_code)
     docs = tree / str(config.get("docs_dir") or "docs")
     body, dropped = resolve_includes(body, source, [docs, tree])
     body, from_code = _FROM_CODE_BLOCK.subn("", body)

@@ -191,11 +191,12 @@ def extraction_summary(rows: list[dict], largest: int = 5) -> dict:
     }
 
 
-def tree_configuration(entries: list[dict], corpus_dir: Path) -> tuple[list[dict], dict[str, str]]:
+def tree_configuration(entries: list[dict], corpus_dir: Path,
+                       run_tree_code: bool = False) -> tuple[list[dict], dict[str, str]]:
     """(which tree configuration the snapshot's documents were read with: ``doc_sources.trees_used``, the
     configuration files the snapshot holds with what each is), for the extraction summary."""
     root = Path(entries[0]["corpus_dir"]) if entries else Path(corpus_dir)
-    trees = trees_used(root, [e["path"] for e in entries if e["format"] in ("markdown", "rst")])
+    trees = trees_used(root, [e["path"] for e in entries if e["format"] in ("markdown", "rst")], run_tree_code)
     return trees, {e["path"]: configuration_kind(root, e["path"]) for e in entries if e["format"] == CONFIGURATION}
 
 

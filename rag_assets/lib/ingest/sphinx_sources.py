@@ -268,8 +268,29 @@ def _kept_unknown(counts: dict[str, int], from_code: dict[str, int], inside: Pat
         found, messages = lookup_role(name, language, lineno, reporter)
         return (found, messages) if found is not None else (kept_role, [])
 
+    from myst_parser.mocking import MockIncludeDirective
+
+    myst_include = MockIncludeDirective.run
+
+    def myst_include_within(self):
+        """MyST runs an ``{include}`` itself (not through the directive class): the same refusal."""
+        named = "".join(s.strip() for s in (self.arguments[0] if self.arguments else "").splitlines())
+        if not (named.startswith("<") and named.endswith(">")) and inside is not None:
+            env = getattr(self.document.settings, "env", None)
+            path = Path(env.relfn2path(named)[1]) if env is not None else \
+                Path(self.document["source"]).absolute().parent / named
+            path = path.resolve()
+            if path != inside and inside not in path.parents:
+                counts[docname_of(self.document)] = counts.get(docname_of(self.document), 0) + 1
+                if refused is not None:
+                    refused.setdefault(docname_of(self.document), []).append(named)
+                return []
+        return myst_include(self)
+
     directives.directive, roles.role = directive, role
+    MockIncludeDirective.run = myst_include_within
     try:
         yield
     finally:
         directives.directive, roles.role = lookup_directive, lookup_role
+        MockIncludeDirective.run = myst_include

@@ -118,3 +118,126 @@ def test_a_path_from_the_source_folders_root_inside_the_corpus_is_read(tmp_path)
                                          "sub/index.rst": "Page\n====\n\n.. include:: /parts/shared.rst\n"})
     row = read(corpus, "sub/index.rst")
     assert "Shared text from the source root." in row["text"] and row["unknown_constructs"] == 0
+
+
+# --- a tree's configuration never makes the project run code or read outside the corpus -------------------
+
+def mkdocs_tree(root: Path, extensions: str, page: str) -> Path:
+    """An MkDocs tree at ``root`` whose mkdocs.yml lists ``extensions`` (YAML) and whose one page is ``page``."""
+    return write(root, {"mkdocs.yml": f"site_name: x\nmarkdown_extensions:\n{extensions}",
+                        "docs/page.md": page})
+
+
+def test_an_extension_named_as_module_and_attribute_is_never_imported_or_called(tmp_path):
+    marker = tmp_path / "PWNED"
+    corpus = mkdocs_tree(tmp_path / "corpus", f"""
+  - os:system:
+      command: "touch {marker}"
+  - subprocess:getoutput:
+      cmd: "touch {marker}"
+  - admonition
+  - this_module_is_not_installed_anywhere
+""", "# Page\n\n!!! note\n    Kept text of a note.\n")
+    row = read(corpus, "docs/page.md")
+    assert not marker.exists(), "a module:attr extension of mkdocs.yml ran"
+    assert row["status"] == "ok" and "Kept text of a note." in row["text"] and "!!!" not in row["text"]
+
+
+def test_the_skipped_extensions_are_named_with_their_reason(tmp_path):
+    from rag_assets.lib.ingest.doc_sources import mkdocs_extensions
+
+    names, configs, skipped = mkdocs_extensions({"markdown_extensions": [
+        {"os:system": {"command": "true"}}, "pymdownx.snippets:SnippetExtension", "markdown.extensions.toc:TocExtension",
+        "tables", "markdown.extensions.smarty", "pymdownx.mark", "rag_assets.cli", "mytheme.extensions.callouts"]})
+    assert "os:system" not in names and "rag_assets.cli" not in names and "mytheme.extensions.callouts" not in names
+    assert {"markdown.extensions.smarty", "pymdownx.mark", "markdown.extensions.toc"} <= set(names)
+    assert skipped["os:system"].startswith("names code (module:attribute)") and "run_tree_code" in skipped["os:system"]
+    assert "not an extension of Python-Markdown or pymdown-extensions" in skipped["rag_assets.cli"]
+    assert "not an extension of Python-Markdown or pymdown-extensions" in skipped["mytheme.extensions.callouts"]
+    # the snippets extension, under its module:attribute alias too, is this project's include resolver's
+    assert "pymdownx.snippets" not in names and "pymdownx.snippets:SnippetExtension" not in names
+    assert "resolved inside the snapshot" in skipped["pymdownx.snippets:SnippetExtension"]
+
+
+def test_run_tree_code_loads_what_the_tree_names(tmp_path, monkeypatch):
+    import sys
+
+    from rag_assets.lib.ingest.doc_sources import mkdocs_extensions
+
+    (tmp_path / "tree_callouts.py").write_text(
+        "from markdown.extensions import Extension\n\nclass Callouts(Extension):\n"
+        "    def extendMarkdown(self, md):\n        pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = {"markdown_extensions": ["tree_callouts:Callouts", "tree_callouts"]}
+    names, _, skipped = mkdocs_extensions(config)
+    assert "tree_callouts" not in sys.modules and set(skipped) == {"tree_callouts:Callouts", "tree_callouts"}
+    names, _, skipped = mkdocs_extensions(config, run_tree_code=True)
+    assert "tree_callouts:Callouts" in names and "tree_callouts:Callouts" not in skipped
+
+
+def test_the_snippets_alias_with_a_base_path_outside_never_reads_it(tmp_path, outside):
+    corpus = mkdocs_tree(tmp_path / "corpus", f"""
+  - pymdownx.snippets:SnippetExtension:
+      base_path: ["{outside.parent}"]
+      check_paths: true
+""", "# Page\n\n--8<-- \"secret.txt\"\n\n--8<--\nsecret.txt\n--8<--\n\nKept text.\n")
+    row = read(corpus, "docs/page.md")
+    assert row["status"] == "ok" and SECRET not in row["text"] and "Kept text." in row["text"]
+    assert row["unknown_constructs"] == 2
+
+
+def test_the_block_form_of_a_snippet_reads_inside_and_refuses_outside(tmp_path, outside):
+    corpus = mkdocs_tree(tmp_path / "corpus", f"""
+  - pymdownx.snippets:
+      base_path: ["{outside.parent}", "docs"]
+""", f"""# Page
+
+Before.
+
+--8<--
+shared.md
+; commented-out.md
+{outside}
+../../outside/secret.txt
+--8<--
+
+After.
+""")
+    (corpus / "docs" / "shared.md").write_text("A shared paragraph from inside the tree.\n")
+    row = read(corpus, "docs/page.md")
+    assert row["status"] == "ok" and SECRET not in row["text"]
+    assert "A shared paragraph from inside the tree." in row["text"]
+    assert "Before." in row["text"] and "After." in row["text"] and "--8<--" not in row["text"]
+    assert "shared.md" not in row["text"] and "commented-out" not in row["text"]
+    assert row["unknown_constructs"] == 2  # the two outside, each counted
+
+
+def test_a_myst_include_never_reads_outside_the_corpus(tmp_path, outside):
+    corpus = write(tmp_path / "corpus", {
+        "conf.py": "",
+        "shared.md": "Shared MyST text from inside the tree.\n",
+        "index.md": f"""
+            # Page
+
+            Before.
+
+            ```{{include}} ../outside/secret.txt
+            ```
+
+            ```{{include}} {outside}
+            ```
+
+            ```{{include}} shared.md
+            ```
+
+            After.
+        """,
+    })
+    row = read(corpus, "index.md")
+    assert row["status"] == "ok", row["error"]
+    assert SECRET not in row["text"] and "name,value" not in row["text"]
+    assert "Before." in row["text"] and "After." in row["text"]
+    assert "Shared MyST text from inside the tree." in row["text"]
+    # the relative path that leaves the tree is refused and counted (an absolute one is the source folder's to
+    # Sphinx: no such file there, nothing read)
+    assert row["unknown_constructs"] == 1
