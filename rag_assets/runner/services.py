@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import urlsplit
 
+from rag_assets.lib.store.team_database import masked_url, scrubbed, secrets_of
 from rag_assets.settings import Settings
 
 RAY_CURRENT_CLUSTER = Path("/tmp/ray/ray_current_cluster")  # where Ray's 'auto' finds the local cluster
@@ -135,7 +136,7 @@ def _postgres(url: str) -> Callable[[float], str | None]:
 
             parsed = make_url(url)
         except Exception as error:  # noqa: BLE001 - SQLAlchemy's own words are the answer
-            return f"the URL cannot be read: {error}"
+            return f"the URL cannot be read: {scrubbed(str(error), secrets_of(url))}"
         refused = tcp_answer(parsed.host or "localhost", parsed.port or 5432, timeout)
         if refused:
             return refused
@@ -151,7 +152,7 @@ def _postgres(url: str) -> Callable[[float], str | None]:
             said = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
             if said.endswith("timeout expired"):
                 return f"something accepted the connection but did not answer as PostgreSQL within {timeout:g} s"
-            return f"PostgreSQL answered: {said}"
+            return f"PostgreSQL answered: {scrubbed(said, secrets_of(url))}"
         return None
     return ask
 
@@ -206,20 +207,13 @@ def configured(settings: Settings, needs_cluster: bool, needs_instance: bool) ->
                                 _tcp(dask, greets=True)))
     postgres = settings.instance.postgres_url.strip()
     if needs_instance and postgres:
-        services.append(Service("DAGSTER_PG_URL", _without_password(postgres), "the Dagster instance's storage",
+        services.append(Service("DAGSTER_PG_URL", masked_url(postgres), "the Dagster instance's storage",
                                 _postgres(postgres)))
     store = settings.object_store.url.strip()
     if store:
         services.append(Service("RAG_ASSETS_OBJECT_STORE", store, "the object store holding the shared data",
                                 _object_store(store, settings.object_store.options, settings.home)))
     return services
-
-
-def _without_password(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password:
-        return url.replace(f":{parts.password}@", ":***@", 1)
-    return url
 
 
 def unreachable(services: list[Service], timeout: float) -> list[str]:

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 import pyarrow as pa
 
-from rag_assets.lib.store.team_database import masked_url
+from rag_assets.lib.store.team_database import masked_url, scrubbed, secrets_of
 
 DEFAULT_PREFIX = "rag_"
 RUNS = "evaluation_runs"
@@ -156,12 +156,14 @@ def _engine(url: str, what: str):
         engine = sa.create_engine(engine_url(url), future=True)
     except (sa.exc.ArgumentError, ImportError, ValueError) as error:
         hint = " (pip install 'rag-assets[postgres]')" if isinstance(error, ImportError) and "psycopg" in str(error) else ""
-        raise PublishError(f"publish.url {masked_url(url)}: {str(error).splitlines()[0]}{hint}") from None
+        cause = scrubbed(str(error).splitlines()[0] if str(error) else type(error).__name__, secrets_of(url))
+        raise PublishError(f"publish.url {masked_url(url)}: {cause}{hint}") from None
     try:
         yield engine
     except sa.exc.SQLAlchemyError as error:
         cause = getattr(error, "orig", None) or error
-        raise PublishError(f"{what} to {masked_url(url)}: {str(cause).strip().splitlines()[0]}") from None
+        said = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+        raise PublishError(f"{what} to {masked_url(url)}: {scrubbed(said, secrets_of(url))}") from None
     finally:
         engine.dispose()
 
