@@ -242,5 +242,25 @@ def test_questions_are_read_from_the_teams_trace_table_in_postgresql(tmp_path):
                       "--chunks-query", "SELECT chunk_id AS id, body AS text FROM chunks")
         assert missing.returncode == 1 and "no column 'retrieved' (it returns question; name them with AS)" in missing.stderr
         assert "needs --query" in cli(env, "needles", "diagnose", "--traces", server.url).stderr
+
+        # the team's database is only read: a query that writes fails in its read-only transaction, and
+        # nothing it did is kept (diagnose's queries and the questions' alike)
+        with psycopg2.connect(server.url) as connection, connection.cursor() as cursor:
+            cursor.execute("CREATE TABLE canary (id int)")
+        hostile = cli(env, "needles", "diagnose", "--traces", server.url, "--query",
+                      "DROP TABLE canary; SELECT question, retrieved FROM rag_trace",
+                      "--chunks-query", "SELECT chunk_id AS id, body AS text FROM chunks")
+        assert hostile.returncode == 1 and "read-only transaction" in hostile.stderr, hostile.stderr[-2000:]
+        assert len(hostile.stderr.strip().splitlines()) == 1
+        sneaky = cli(env, "needles", "diagnose", *options[:4], "--chunks-query",
+                     "SELECT chunk_id AS id, body AS text FROM chunks; INSERT INTO canary VALUES (1)")
+        assert sneaky.returncode == 1 and "read-only transaction" in sneaky.stderr, sneaky.stderr[-2000:]
+        with pytest.raises(QuestionsError, match="read-only transaction"):
+            read_questions(server.url, query="DELETE FROM rag_trace RETURNING question")
+        with psycopg2.connect(server.url) as connection, connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM canary")
+            assert cursor.fetchone() == (0,)  # still there, and empty
+            cursor.execute("SELECT count(*) FROM rag_trace")
+            assert cursor.fetchone() == (5,)
     finally:
         server.stop()

@@ -13,7 +13,7 @@ from pydantic import field_validator
 
 from rag_assets.lib.retrieve.external.hits import Ask, Embed, Hit, QueryFailed, QueryLimits, str_or_none
 from rag_assets.lib.retrieve.external.kinds.base import ExternalSpec
-from rag_assets.lib.store.team_database import masked_url, variables_of, with_variables
+from rag_assets.lib.store.team_database import masked_url, scrubbed, secrets_of, variables_of, with_variables
 
 OPERATORS = {"cosine": "<=>", "l2": "<->", "inner_product": "<#>"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$")
@@ -53,8 +53,10 @@ class PgvectorEntry(ExternalSpec):
     def _connect(self, environ: Mapping[str, str], limits: QueryLimits):
         import psycopg2
 
-        return psycopg2.connect(with_variables(self.url, environ), connect_timeout=max(1, int(limits.deadline_seconds)),
-                                options=f"-c statement_timeout={int(limits.deadline_seconds * 1000)}")
+        connection = psycopg2.connect(with_variables(self.url, environ), connect_timeout=max(1, int(limits.deadline_seconds)),
+                                      options=f"-c statement_timeout={int(limits.deadline_seconds * 1000)}")
+        connection.set_session(readonly=True)  # the team's table is only read
+        return connection
 
     def _names(self):
         from psycopg2 import sql
@@ -66,10 +68,14 @@ class PgvectorEntry(ExternalSpec):
     def reported_version(self, environ: Mapping[str, str] | None = None) -> str | None:
         from psycopg2 import sql
 
-        with self._connect(environ or {}, QueryLimits()) as connection, connection.cursor() as cursor:
-            cursor.execute(sql.SQL("SELECT count(*), max({id})::text FROM {table}").format(**self._names()))
-            rows, largest = cursor.fetchone()
-        connection.close()
+        connection = self._connect(environ or {}, QueryLimits())
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(sql.SQL("SELECT count(*), max({id})::text FROM {table}").format(**self._names()))
+                rows, largest = cursor.fetchone()
+        finally:
+            connection.rollback()
+            connection.close()
         return f"rows {rows}, max id {largest}"
 
     def asker(self, embed: Embed | None, environ: Mapping[str, str], limits: QueryLimits = QueryLimits()) -> Ask:
@@ -94,6 +100,7 @@ class PgvectorEntry(ExternalSpec):
             except psycopg2.Error as error:
                 if getattr(local, "connection", None) is not None:
                     local.connection.close()
-                raise QueryFailed(f"PostgreSQL ({masked_url(self.url)}): {str(error).strip().splitlines()[0]}") from None
+                cause = scrubbed(str(error).strip().splitlines()[0], secrets_of(self.url, environ))
+                raise QueryFailed(f"PostgreSQL ({masked_url(self.url)}): {cause}") from None
             return [Hit(text, str_or_none(doc_id), None, float(distance)) for text, doc_id, distance in rows]
         return ask
