@@ -150,7 +150,8 @@ def export_command(args: argparse.Namespace, home: Path) -> int:
     """The newest run's configurations as TREC run files with their qrels."""
 
     from rag_assets.lib.evaluate.measures import stored_configurations
-    from rag_assets.lib.evaluate.trec import stored_rows, trec_lines, write_trec
+    from rag_assets.lib.evaluate.trec import located_documents, stored_rows, trec_lines, write_trec
+    from rag_assets.lib.store.stamps import EXTERNAL_MODEL
 
     database = stored_results(home)
     if database is None:
@@ -174,11 +175,14 @@ def export_command(args: argparse.Namespace, home: Path) -> int:
     relevant_docs = {r["query_id"]: r["relevant_doc_ids"] for r in
                      paths.read_stored(paths.stored_partition(home, "eval_set"), "eval_set").to_pylist()}
     for (model, strategy, retriever), name in zip(configurations, names):
-        dimensions = [("strategy", strategy)]
-        chunks = paths.read_stored(paths.stored_partition(home, "chunks", dimensions), "chunks", dimensions)
-        run, qrels = trec_lines(rows[(model, strategy, retriever)],
-                                dict(zip(chunks.column("chunk_id").to_pylist(), chunks.column("doc_id").to_pylist())),
-                                relevant_docs, f"rag_assets:{model}:{strategy}:{retriever}")
+        if model == EXTERNAL_MODEL:  # a team's retriever: its own passages, by where each was located
+            chunk_doc = located_documents(rows[(model, strategy, retriever)])
+        else:
+            dimensions = [("strategy", strategy)]
+            chunks = paths.read_stored(paths.stored_partition(home, "chunks", dimensions), "chunks", dimensions)
+            chunk_doc = dict(zip(chunks.column("chunk_id").to_pylist(), chunks.column("doc_id").to_pylist()))
+        run, qrels = trec_lines(rows[(model, strategy, retriever)], chunk_doc, relevant_docs,
+                                f"rag_assets:{model}:{strategy}:{retriever}")
         try:
             folder.mkdir(parents=True, exist_ok=True)
             run_path, _ = write_trec(folder, name, run, qrels)

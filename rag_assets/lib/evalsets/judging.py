@@ -18,10 +18,12 @@ from rag_assets.lib.ingest.folding import fold
 
 
 def document_ranking(ranked_chunk_ids: Sequence[str], chunk_doc: Mapping[str, str]) -> list[str]:
-    """Chunk ranks rolled up to document ranks: each document ranks where its best chunk does."""
+    """Chunk ranks rolled up to document ranks: each document ranks where its best chunk does. A returned item
+    of no known document (an external retriever's passage that could not be located) keeps its rank as a
+    document of its own, which is never relevant."""
     seen: dict[str, None] = {}
     for chunk in ranked_chunk_ids:
-        seen.setdefault(chunk_doc[chunk], None)
+        seen.setdefault(chunk_doc.get(chunk, chunk), None)
     return list(seen)
 
 

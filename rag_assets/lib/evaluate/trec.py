@@ -13,7 +13,9 @@ Scores are written as ``len(list) - rank + 1``, strictly decreasing, so no tool 
 Out-of-domain queries have nothing relevant and are left out, as in our metrics.
 
 With these files trec_eval, ranx or ir_measures reproduce our success@k, MRR and nDCG@10 on every
-query, and recall@k on needle and document queries. One case reads differently: a BEIR evidence
+query, and recall@k on needle and document queries. An external retriever's items are the passages it
+returned, named by where each was located in the corpus (``doc#char=start,end``), which is also how a
+document query rolls them up to documents. One case reads differently: a BEIR evidence
 query answered by any one of several sentences has every holding chunk in its qrels, so a TREC
 tool's R@k for it is the share of holders retrieved, where ours is whether the answer was found.
 """
@@ -35,6 +37,12 @@ def stored_rows(connection: duckdb.DuckDBPyConnection, model: str, strategy: str
         "SELECT query_id, query_kind, chunk_ids, relevant_ranks, relevant_total FROM latest_results "
         "WHERE query_kind <> 'out_of_domain' AND model = ? AND strategy = ? AND retriever = ? ORDER BY query_id",
         params=[model, strategy, retriever]).to_arrow_table().to_pylist()
+
+
+def located_documents(rows: list[dict]) -> dict[str, str]:
+    """{item: document} for an external retriever's rows, whose items are where each passage was located in the
+    corpus (``doc#char=start,end``); a passage that could not be located belongs to no document."""
+    return {item: item.partition("#char=")[0] for row in rows for item in row["chunk_ids"] or () if "#char=" in item}
 
 
 def trec_lines(rows: list[dict], chunk_doc: Mapping[str, str], relevant_docs: Mapping[str, list[str]],

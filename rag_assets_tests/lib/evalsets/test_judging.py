@@ -92,3 +92,9 @@ def test_a_needle_that_runs_past_a_chunks_end_is_held_by_no_chunk():
     holders = needle_holders([Needle("cut", "d", "gamma. Delta", {}), Needle("whole", "d", "Alpha beta", {})],
                              rows, {"d": text})
     assert holders == {"cut": set(), "whole": {"one"}} and answers_destroyed(holders) == ["cut"]
+
+
+def test_an_item_of_no_known_document_keeps_its_rank_and_is_never_relevant():
+    query = Query("q", None, "query", "?", query_kind="document", relevant_doc_ids=("B",))
+    assert document_ranking(["x:unlocated:1", "b1"], CHUNK_DOC) == ["x:unlocated:1", "B"]
+    assert judge(query, ["x:unlocated:1", "b1"], set(), CHUNK_DOC)["hit_rank"] == 2

@@ -43,3 +43,17 @@ def test_the_files_give_our_figures_in_ir_measures(tmp_path):
     assert figures[Success @ 1] == 0 and figures[Success @ 4] == pytest.approx(0.5)
     assert figures[RR] == pytest.approx(0.25)
     assert figures[nDCG @ 10] == pytest.approx((1 / 1.584962500721156) / (1 + 1 / 1.584962500721156) / 2)
+
+
+def test_an_external_retrievers_rows_are_exported_by_where_each_passage_was_located():
+    from rag_assets.lib.evaluate.trec import located_documents
+
+    rows = [{"query_id": "7", "query_kind": "document", "chunk_ids": [
+        "team:unlocated:1", "a.md#char=0,40", "b.md#char=10,90", "a.md#char=50,99"], "relevant_ranks": [3],
+        "relevant_total": 1}]
+    chunk_doc = located_documents(rows)
+    assert chunk_doc == {"a.md#char=0,40": "a.md", "b.md#char=10,90": "b.md", "a.md#char=50,99": "a.md"}
+    run, qrels = trec_lines(rows, chunk_doc, {"7": ["b.md"]}, "tag")
+    # the passage found nowhere keeps its rank as a document of its own, never relevant: b.md is third, as judged
+    assert run == ["7 Q0 team:unlocated:1 1 3 tag", "7 Q0 a.md 2 2 tag", "7 Q0 b.md 3 1 tag"]
+    assert qrels == ["7 0 b.md 1"]
