@@ -157,3 +157,46 @@ def test_a_retriever_that_never_finds_a_needle_is_its_own_row_and_two_external_r
     assert report.returncode == 0, report.stderr[-3000:]
     assert "mixes builds" not in report.stderr
     assert "| external | blind | blind | no needle found |" in report.stdout, report.stdout[-3000:]
+
+
+STUCK_STORES = '''
+import time
+
+
+def stuck(query, k):
+    """A store that never answers in time: every query, and every probe of its index version, times out."""
+    time.sleep(30)
+    return []
+'''
+
+
+def test_a_retriever_that_only_times_out_fails_alone_and_the_others_are_evaluated_and_exported(tmp_path):
+    """One failing external retriever never stops the evaluation: its partition fails (in Dagster's status), the
+    others' metrics are written, its failure is said with its errors by kind and an example, and it is left out of
+    the metrics until it answers again; `export` writes every configuration, a team's by where its passages lie."""
+    (tmp_path / "team_stores.py").write_text(TEAM_STORES)
+    (tmp_path / "stuck_stores.py").write_text(STUCK_STORES)
+    registry = tmp_path / "retrievers.json"
+    registry.write_text(json.dumps([{"key": "verbatim", "kind": "python", "target": "team_stores:verbatim"},
+                                    {"key": "stuck", "kind": "python", "target": "stuck_stores:stuck"}]))
+    home = tmp_path / "home"
+    env = tiny_home_env(home) | {"RAG_ASSETS_RETRIEVERS_FILE": str(registry), "PYTHONPATH": str(tmp_path),
+                                 "RAG_ASSETS_EXTERNAL_DEADLINE_SECONDS": "1"}
+    result = cli(env, "evaluate", *WORDLLAMA)
+    assert result.returncode == 0, result.stderr[-3000:]
+    said = result.stdout + result.stderr
+    assert "Traceback" not in said
+    assert "warning: external_partition [external stuck] failed" in said, said[-3000:]
+    assert "retriever 'stuck' failed" in said and "x no answer within the 1-second deadline of a query" in said
+    assert "for example query" in said
+    with duckdb.connect(str(home / "metrics.duckdb"), read_only=True) as connection:
+        retrievers = {row[0] for row in connection.sql("SELECT DISTINCT retriever FROM latest_results").fetchall()}
+    assert "verbatim" in retrievers and "dense" in retrievers and "stuck" not in retrievers
+    assert "left out: external retriever stuck" in said, said[-3000:]
+
+    exported = cli(env, "export", "--format", "trec", str(tmp_path / "trec"))
+    assert exported.returncode == 0, exported.stderr[-3000:]
+    run = (tmp_path / "trec" / "external__verbatim__verbatim.run").read_text().splitlines()
+    assert run and all(line.split()[2].startswith(("tiny.md", "verbatim:unlocated:")) or "#char=" in line.split()[2]
+                       for line in run)
+    assert (tmp_path / "trec" / "wordllama__boundaries__dense.run").exists()

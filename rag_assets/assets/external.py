@@ -24,11 +24,13 @@ from rag_assets.lib.ingest.documents import canonical_texts
 from rag_assets.lib.retrieve.external import (
     ExternalRetrieverError,
     ExternalSpec,
+    QueryFailed,
     QueryLimits,
     ask_all,
     asker,
     external_rows,
     external_stamp,
+    failure_of,
     index_version,
     registry,
 )
@@ -87,9 +89,16 @@ def external_runs(context: AssetExecutionContext, settings: RagSettings, models:
     eval_rows = eval_set.to_pylist()
     answered = ask_all(ask, [(row["query_id"], row["question"]) for row in eval_rows], settings.top_k,
                        spec.in_flight_queries())
+    failed = failure_of(spec.key, answered)
+    if failed:  # too many queries erred: this retriever fails alone (the metrics leave it out, by its status)
+        raise Failure(description=failed)
     first = extracted_text.slice(0, 1).to_pylist()[0]
-    stamp = external_stamp(spec.key, index_version(spec, ask, inherited(spec.variables())), first["snapshot_id"],
-                           first["extractor_version"])
+    try:
+        version = index_version(spec, ask, inherited(spec.variables()))
+    except (ExternalRetrieverError, QueryFailed) as error:
+        raise Failure(description=f"retriever {spec.key!r}: its index version could not be read ({error}). "
+                      "Nothing was recorded for it") from None
+    stamp = external_stamp(spec.key, version, first["snapshot_id"], first["extractor_version"])
     try:
         rows, figures = external_rows(spec.key, answered, eval_rows, canonical_texts(extracted_text.to_pylist()), stamp)
     except ExternalRetrieverError as error:

@@ -28,6 +28,7 @@ from rag_assets.lib.store.database import read_only
 from rag_assets.lib.store.paths import stored_database
 from rag_assets.lib.store.schemas import STAMP_FIELDS
 from rag_assets.lib.store.stamps import PIPELINE_VERSION, stamp_problems
+from rag_assets.partitions import external_partitions
 from rag_assets.resources import EmbeddingModels, RagSettings
 from rag_assets.tags import DUCKDB_WRITE_POOL
 
@@ -40,9 +41,20 @@ def stamp_rule(models: EmbeddingModels, corpus_snapshot: pa.Table):
                                          model_free=model_free())
 
 
-def external_keys(settings: RagSettings) -> list[str]:
-    """The external retrievers the settings' retrievers file registers: their partitions are evaluated."""
-    return list(external_registry(settings.retrievers_file))
+def external_keys(settings: RagSettings, instance=None) -> tuple[list[str], list[str]]:
+    """(the external retrievers the settings' retrievers file registers whose partitions are evaluated, a
+    warning line for each left out): with ``instance``, one whose latest ``external_runs`` run failed (Dagster's
+    status of its partition) is left out, not evaluated on what an earlier run found."""
+    keys = list(external_registry(settings.retrievers_file))
+    if not keys or instance is None:
+        return keys, []
+    from dagster import AssetKey, AssetPartitionStatus
+
+    status = instance.get_status_by_partition(AssetKey("external_runs"), keys, external_partitions) or {}
+    failed = [key for key in keys if status.get(key) == AssetPartitionStatus.FAILED]
+    return [key for key in keys if key not in failed], [
+        f"left out: external retriever {key}: its latest external_runs run failed (its errors are in that run); it "
+        "is evaluated again once it answers" for key in failed]
 
 
 # the observed inputs are direct dependencies too: a changed corpus or model shows the metrics stale, and the
@@ -63,12 +75,14 @@ def retrieval_metrics(
     budget curves, two configurations or two runs side by side, why a query missed) and the report
     (Markdown and PNG plots) beside the file.
     """
+    external, left_out = external_keys(settings, context.instance)
     try:
         evaluation = record_evaluation(settings.duckdb_path, Path(settings.home), context.run.run_id,
                                        stamp_rule(models, corpus_snapshot), models.registered(),
-                                       external_keys(settings), settings.decision_rule(),
-                                       settings.retrievers or None, run_settings(settings, models))
-        for warning in evaluation.warnings:
+                                       external, settings.decision_rule(),
+                                       settings.retrievers or None, run_settings(settings, models) | (
+                                           {"external_left_out": left_out} if left_out else {}))
+        for warning in [*left_out, *evaluation.warnings]:
             context.log.warning(warning)
         report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,
                               Path(settings.home) / "report", evaluation.cuts, evaluation.ranking, evaluation.rule,

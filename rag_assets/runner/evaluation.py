@@ -91,6 +91,7 @@ class Runner:
                      HOST_TAG: socket.gethostname(), **(tags or {})}
         self.skipped: list[str] = []
         self.external_changed = False  # an external retriever's partition was evaluated again by this command
+        self.failed_alone: list = []  # the partitions whose run failed alone (an external retriever's)
         home = Path(settings.home)
         self.withdraw = lambda run_id: withdraw_run(duckdb_path(home), home, run_id)
         for message in release_slots_of_dead_runs(instance, self.withdraw):
@@ -135,13 +136,22 @@ class Runner:
         return result
 
     def checks_unless_current(self, job: str, partition_key=None, label: str = "",
-                              output_whole: bool = True) -> list[CheckOutcome]:
+                              output_whole: bool = True, alone: bool = False) -> list[CheckOutcome]:
         """The checks of the job's run for this partition: of a new run, or, when the partition is up
-        to date (and ``rebuild`` is off, and its output is whole on disk), of the run that built it."""
+        to date (and ``rebuild`` is off, and its output is whole on disk), of the run that built it. With
+        ``alone``, a run that fails (not one that is stopped) is said in one warning line, its key kept in
+        ``failed_alone``, and the evaluation goes on."""
         kept = None if self.rebuild or not output_whole else current_checks(
             self.definitions, self.instance, self.fingerprint, job, partition_key)
         if kept is None:
-            return checks_of(self.run(job, partition_key, label))
+            result = self.run(job, partition_key, label, raise_on_error=not alone)
+            if alone and not result.success:
+                if interrupted(result):
+                    raise RunInterrupted(failure_paragraph(result, f"{job} {label}".strip()), result.run_id)
+                self.progress(f"warning: {failure_paragraph(result, f'{job} {label}'.strip())}")
+                self.failed_alone.append(partition_key)
+                return []
+            return checks_of(result)
         self.progress(f"up to date: {job}{' ' + label if label else ''} (nothing it reads has changed)")
         self.skipped.append(f"{job}{' ' + label if label else ''}")
         return kept
@@ -170,11 +180,12 @@ class Runner:
             return []
         self.run("observe_external", label="(external_retriever)")
         skipped = len(self.skipped)
-        for key in keys:
-            self.checks_unless_current(job_of(EXTERNAL), key, f"[external {key}]")
-        # Dagster's status does not carry a dynamic partition's new version to the unpartitioned metrics
+        for key in keys:  # one that fails fails alone: the metrics leave it out, by its partition's status
+            self.checks_unless_current(job_of(EXTERNAL), key, f"[external {key}]", alone=True)
+        # Dagster's status does not carry a dynamic partition's new version (or a failure) to the unpartitioned
+        # metrics
         self.external_changed = len(self.skipped) - skipped < len(keys)
-        return keys
+        return [key for key in keys if key not in self.failed_alone]
 
     def model_partitions(self, model: str, strategies: Sequence[str]) -> list[CheckOutcome]:
         return [outcome for strategy in strategies for outcome in self.checks_unless_current(

@@ -257,3 +257,16 @@ def test_a_passage_is_not_located_by_letters_scattered_over_a_long_page():
     assert max(len(text) for text in documents.values()) > 2000
     nowhere = Locator(documents).locate(Hit("An answer about submarines that no document of this corpus contains."))
     assert nowhere.doc_id is None and nowhere.ratio < 0.85
+
+
+def test_a_run_fails_when_more_than_a_fifth_of_its_queries_erred_with_the_errors_by_kind():
+    from rag_assets.lib.retrieve.external import Answered, failure_of
+
+    def answers(errors: list[str | None]) -> list[Answered]:
+        return [Answered(f"q{i}", [], 1.0, error) for i, error in enumerate(errors)]
+
+    assert failure_of("team", answers([None] * 8 + ["HTTP 503"] * 2)) is None  # exactly a fifth: recorded
+    assert failure_of("team", []) is None
+    said = failure_of("team", answers([None] * 7 + ["HTTP 503"] + ["timed out after 2 s (read)"] * 2))
+    assert said.startswith("retriever 'team' failed 3 of 10 queries (more than 20%): 2 x timed out after 2 s, "
+                           "1 x HTTP 503; for example query q7: HTTP 503")

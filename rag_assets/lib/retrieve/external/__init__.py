@@ -39,13 +39,13 @@ from rag_assets.lib.retrieve.external.retrievers_file import (
     spec_from,
     specs_from_file,
 )
-from rag_assets.lib.retrieve.external.rows import MAX_ERROR_SHARE, external_rows, hit_holds, hit_id
+from rag_assets.lib.retrieve.external.rows import MAX_ERROR_SHARE, external_rows, failure_of, hit_holds, hit_id
 from rag_assets.lib.retrieve.external.versions import PROBES, external_stamp, index_version
 
 __all__ = [
     "ENTRY_TYPES", "KINDS", "LOCATED_RATIO", "MAX_ERROR_SHARE", "MIN_RUN", "PLACES", "PROBES", "SEED",
     "Answered", "Ask", "ChromaEntry", "Embed", "ExternalRetrieverError", "ExternalSpec", "Hit", "HttpEntry",
     "LanceDBEntry", "Located", "Locator", "PythonEntry", "QueryFailed", "QueryLimits",
-    "adapt", "ask_all", "asker", "external_rows", "external_stamp", "hit_from_dict", "hit_id", "hit_holds",
+    "adapt", "ask_all", "asker", "external_rows", "external_stamp", "failure_of", "hit_from_dict", "hit_id", "hit_holds",
     "hits_from_answer", "index_version", "registry", "spec_from", "specs_from_file",
 ]

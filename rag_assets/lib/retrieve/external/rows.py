@@ -31,6 +31,20 @@ def hit_id(key: str, rank: int, located: Located) -> str:
     return f"{located.doc_id}#char={located.start},{located.end}"
 
 
+def failure_of(key: str, answered: Sequence[Answered], max_error_share: float = MAX_ERROR_SHARE) -> str | None:
+    """Why the retriever's run fails, when more than ``max_error_share`` of its queries erred: one paragraph
+    naming the retriever, the errors by kind (most first) and an example; else None."""
+    errors = [a for a in answered if a.error]
+    if not answered or len(errors) / len(answered) <= max_error_share:
+        return None
+    kinds: dict[str, int] = {}
+    for failure in errors:
+        kinds[failure.error.split(" (")[0]] = kinds.get(failure.error.split(" (")[0], 0) + 1
+    return (f"retriever {key!r} failed {len(errors)} of {len(answered)} queries (more than {max_error_share:.0%}): "
+            + ", ".join(f"{count} x {kind}" for kind, count in sorted(kinds.items(), key=lambda i: -i[1]))
+            + f"; for example query {errors[0].query_id}: {errors[0].error}. Nothing was recorded for it")
+
+
 def external_rows(key: str, answered: Sequence[Answered], eval_rows: Sequence[Mapping], documents: Mapping[str, str],
                   stamp: Mapping[str, Any], max_error_share: float = MAX_ERROR_SHARE) -> tuple[list[dict], dict]:
     """(one row per query, in the retrieval rows' columns, judged by the needle rule; the run's figures).
@@ -40,15 +54,10 @@ def external_rows(key: str, answered: Sequence[Answered], eval_rows: Sequence[Ma
     from rag_assets.lib.evalsets.judging import judge
     from rag_assets.lib.evalsets.queries import NEEDLE, OUT_OF_DOMAIN, queries_from_rows
 
+    failed = failure_of(key, answered, max_error_share)
+    if failed:
+        raise ExternalRetrieverError(failed)
     errors = [a for a in answered if a.error]
-    if answered and len(errors) / len(answered) > max_error_share:
-        kinds: dict[str, int] = {}
-        for failure in errors:
-            kinds[failure.error.split(" (")[0]] = kinds.get(failure.error.split(" (")[0], 0) + 1
-        raise ExternalRetrieverError(
-            f"retriever {key!r} failed {len(errors)} of {len(answered)} queries (more than {max_error_share:.0%}): "
-            + ", ".join(f"{count} x {kind}" for kind, count in sorted(kinds.items(), key=lambda i: -i[1]))
-            + f"; for example query {errors[0].query_id}: {errors[0].error}. Nothing was recorded for it")
     queries = {q.query_id: q for q in queries_from_rows(eval_rows)}
     by_id = {row["query_id"]: row for row in eval_rows}
     locator = Locator(documents)
