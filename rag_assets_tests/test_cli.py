@@ -114,3 +114,49 @@ def test_the_ui_started_in_the_background_stops_on_sigterm_with_its_children(tmp
             log.close()
         output = (tmp_path / f"ui-{stop.name}.log").read_text(errors="replace")
         assert "SupersessionWarning" not in output and "dg dev" not in output, output[:2000]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("when", ["starting", "serving"])
+def test_sigterm_to_the_process_group_of_ui_stops_every_process_within_the_grace(tmp_path, when):
+    """A newcomer's `kill -TERM -<pgid>` (every process of the group at once, as a service manager sends it), while
+    the UI starts or once it serves: the webserver, the daemon and the code servers all stop, within the grace
+    docs/ui.md states (runner/supervision.py GRACE_SECONDS), with no traceback."""
+    import os
+    import signal
+    import time
+    import urllib.request
+
+    from rag_assets.runner.supervision import GRACE_SECONDS
+    from rag_assets_tests.servers import free_port, session_pids, tiny_home_env
+
+    port = free_port()
+    log_path = tmp_path / "ui.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen([sys.executable, "-m", "rag_assets.cli", "ui", "--port", str(port)],
+                                   env=tiny_home_env(tmp_path / "home"), stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        try:
+            deadline = time.monotonic() + (4 if when == "starting" else 180)  # a guard against a hang
+            while time.monotonic() < deadline:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=2):
+                        break
+                except OSError:
+                    time.sleep(0.5)
+            assert len(session_pids(process.pid)) >= 2, session_pids(process.pid)
+            os.killpg(process.pid, signal.SIGTERM)
+            sent = time.monotonic()
+            while session_pids(process.pid) and time.monotonic() - sent < GRACE_SECONDS + 20:
+                time.sleep(0.2)
+            left = session_pids(process.pid)
+            assert left == [], [open(f"/proc/{pid}/cmdline").read().replace("\0", " ")[:200] for pid in left]
+            assert time.monotonic() - sent <= GRACE_SECONDS + 20
+            assert process.wait(timeout=30) in (0, 130)
+        finally:
+            for pid in session_pids(process.pid):
+                os.kill(pid, signal.SIGKILL)
+    output = log_path.read_text(errors="replace")
+    if when == "serving":  # while starting, Dagster's code server prints the import it was interrupted in
+        assert "Traceback" not in output, output[-3000:]

@@ -87,3 +87,56 @@ def test_a_ctrl_c_that_dagster_swallows_at_the_end_of_a_run_is_still_seen(instal
     result = subprocess.run([sys.executable, "-c", SWALLOWED.format(install=install)], capture_output=True,
                             text=True, timeout=120)
     assert result.stdout.strip().splitlines()[-1] == said, result.stderr[-3000:]
+
+
+SAID_THEN_TORN_DOWN = """
+import gc, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+from rag_assets import cli
+cli.honour_interrupts()
+
+class Finalized:
+    def __del__(self):  # a connection finalised as the interrupted run is torn down, after the line was said
+        signal.raise_signal(signal.SIGINT)
+        for _ in range(1000):
+            pass
+
+{body}
+"""
+
+
+@pytest.mark.parametrize("body", [
+    # the command said its line; a finalizer then swallowed an interrupt; the re-delivery would land in shutdown
+    "status = cli.interrupted('rag-assets evaluate')\nFinalized(); gc.collect()\ntime.sleep(0.5)\nsys.exit(status)",
+    # through main: an interrupt raised after the command had decided its status does not change it
+    "def command(argv):\n    status = cli.interrupted('rag-assets evaluate')\n    signal.raise_signal(signal.SIGINT)\n"
+    "    return status\ncli.run_command = command\nstatus = cli.main([])\ntime.sleep(0.5)\nsys.exit(status)",
+], ids=["re-delivery-after-the-line", "second-interrupt-in-main"])
+def test_a_command_that_said_it_was_interrupted_exits_130_not_by_the_signal(body):
+    result = subprocess.run([sys.executable, "-c", SAID_THEN_TORN_DOWN.format(body=body)], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 130, (result.returncode, result.stderr)
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr  # the one line, said once
+    assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr, result.stderr
+
+
+WATCHED_TWICE = """
+import signal
+from rag_assets.runner.interrupts import pending, watch
+signal.signal(signal.SIGTERM, lambda *_: None)  # a handler that swallows it, as Dagster's does during a run
+signal.signal(signal.SIGUSR1, lambda *_: None)
+watch()
+print(pending())
+signal.raise_signal(signal.SIGTERM)
+print(pending(), pending())  # it stays seen
+watch()  # the next command of the same process (a test, a notebook) starts with nothing pending
+print(pending())
+signal.raise_signal(signal.SIGUSR1)
+print(pending())  # only SIGINT and SIGTERM count
+"""
+
+
+def test_an_interrupt_is_pending_until_the_next_command_starts_watching():
+    result = subprocess.run([sys.executable, "-c", WATCHED_TWICE], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "True", "True", "False", "False"]

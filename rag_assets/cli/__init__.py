@@ -226,8 +226,8 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
                      "as --model")
     ask.add_argument("--cut", type=distance_cut,
                      help="cosine distance cut, 0 to 2 (default: the configuration's suggested cut)")
-    ask.add_argument("--k", type=positive_int, default=25, help="most chunks considered (default 25)")
-    ask.add_argument("--budget", type=positive_int,
+    ask.add_argument("--k", type=setting("evaluation.top_k"), default=25, help="most chunks considered (default 25)")
+    ask.add_argument("--budget", type=setting("decision.budget"),
                      help="context tokens of whole sources, cl100k_base (default: the verdict's budget, else 1024)")
     ask.add_argument("--format", choices=("text", "json"), default="text")
     ask.add_argument("--verify", metavar="FILE", help="an answer text whose [n] citations are checked against the sources")
@@ -266,9 +266,10 @@ def honour_interrupts() -> None:
 
     def deliver_again(unraisable) -> None:
         if is_interrupt(unraisable.exc_value):
-            again = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
-            again.daemon = True
-            again.start()
+            if _EXIT["status"] is None:  # once the command has decided how it ends, it is not stopped again
+                again = threading.Timer(0.05, redeliver_interrupt)
+                again.daemon = True
+                again.start()
             return
         if interrupt_pending():  # a connection closed mid-query as Ctrl-C tore the run down: its consequence
             return
@@ -288,8 +289,25 @@ def honour_interrupts() -> None:
     sys.unraisablehook = deliver_again
 
 
+_EXIT: dict[str, int | None] = {"status": None}
+
+
+def redeliver_interrupt() -> None:
+    """The interrupt a finalizer swallowed, raised again in the code that runs now; not once the command has
+    decided its exit status (``settle``): it would turn an exit 130 already said into death by SIGINT."""
+    if _EXIT["status"] is None:
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def settle(status: int) -> int:
+    """The command has decided how it ends: an interrupt re-delivery still pending is dropped."""
+    _EXIT["status"] = status
+    return status
+
+
 def interrupted(command: str) -> int:
     """The one line of a command that Ctrl-C or SIGTERM stopped, and its exit status."""
+    settle(EXIT_INTERRUPTED)
     print(f"{command}: interrupted. The run in progress was recorded as failed and released what it held; "
           "nothing it had not finished became the current result. Run the command again to go on.",
           file=sys.stderr)
@@ -333,6 +351,19 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Every expected failure is one paragraph on stderr and an exit status (see ``run_command``)."""
+    _EXIT["status"] = None
+    try:
+        return settle(run_command(argv))
+    except KeyboardInterrupt:  # a second interrupt after the command had said how it ends (its one line)
+        if _EXIT["status"] is None:
+            raise
+        return _EXIT["status"]
+    finally:
+        settle(EXIT_FAILED if _EXIT["status"] is None else _EXIT["status"])
+
+
+def run_command(argv: list[str] | None = None) -> int:
     """Every expected failure is one paragraph on stderr and an exit status (README: exit statuses);
     ``--debug`` (or RAG_ASSETS_DEBUG=1) shows Dagster's log and the traceback instead."""
     try:
@@ -370,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         if debugging():
             raise
         if isinstance(error, InterruptedAfterRun):
+            settle(EXIT_INTERRUPTED)
             print(f"{command}: interrupted: {error}. Run the command again to go on.", file=sys.stderr)
             return EXIT_INTERRUPTED
         return interrupted(command)
@@ -378,6 +410,12 @@ def main(argv: list[str] | None = None) -> int:
             raise
         if interrupt_pending():  # the run failed because Ctrl-C or SIGTERM tore it down
             return interrupted(command)
+        from rag_assets.instance.storage_errors import failed_step_sentence
+
+        said = None if settings.instance.postgres_url else failed_step_sentence(str(error), settings.home / "dagster")
+        if said:  # a step failed on Dagster's own damaged database: the file and the fix, not the statement
+            print(f"{command}: {said}.", file=sys.stderr)
+            return EXIT_FAILED
         print(f"{command}: {error}", file=sys.stderr)
         return EXIT_FAILED
     except Exception as error:  # noqa: BLE001 - every other failure is told in one paragraph too

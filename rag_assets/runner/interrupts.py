@@ -20,8 +20,11 @@ _seen = {"interrupted": False}
 
 
 def watch() -> None:
-    """Start noting SIGINT and SIGTERM (main thread only; once per process)."""
+    """Start noting SIGINT and SIGTERM (main thread only), from now on: each command calls it as it starts, so
+    one that an earlier command of the same process received (a test, a notebook) is forgotten."""
     if "reader" in _watch:
+        _drain(_watch["reader"])
+        _seen["interrupted"] = False
         return
     reader, writer = socket.socketpair()
     reader.setblocking(False)
@@ -30,8 +33,17 @@ def watch() -> None:
     _watch.update(reader=reader, writer=writer)
 
 
+def _drain(reader: socket.socket) -> None:
+    while True:
+        try:
+            if not reader.recv(512):
+                return
+        except BlockingIOError:
+            return
+
+
 def pending() -> bool:
-    """Whether SIGINT or SIGTERM arrived since ``watch()`` (it stays True once it did)."""
+    """Whether SIGINT or SIGTERM arrived since the last ``watch()`` (it stays True once it did)."""
     reader = _watch.get("reader")
     while reader is not None and not _seen["interrupted"]:
         try:
