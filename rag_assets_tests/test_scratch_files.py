@@ -111,3 +111,32 @@ def test_a_process_that_only_imports_rag_assets_keeps_its_environment(tmp_path):
     before = tempfile.gettempdir()
     assert keep_scratch_in(tmp_path / "home") is None  # a test, a notebook: not a rag-assets command
     assert tempfile.gettempdir() == before and not (tmp_path / "home").exists()
+
+
+def test_ask_on_a_read_only_storage_folder_writes_nothing_anywhere(tmp_path):
+    """A storage folder on a read-only mount: `ask` still answers, and writes neither into it nor into the user's
+    folder or the temporary folder (tiktoken reads its installed rank file instead of caching a copy)."""
+    from rag_assets_tests.servers import QUESTION, WORDLLAMA
+
+    home, user, system_tmp, mounted = tmp_path / "home", tmp_path / "user", tmp_path / "system-tmp", tmp_path / "ro"
+    for folder in (user, system_tmp, mounted):
+        folder.mkdir()
+    assert cli(tiny_home_env(home), "evaluate", *WORDLLAMA).returncode == 0
+    if os.geteuid() != 0:
+        pytest.fail("a read-only storage folder is a read-only bind mount, which only root can make: run the tests "
+                    "as root (CI does)")
+    subprocess.run(["mount", "--bind", str(home), str(mounted)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(mounted)], check=True)
+        before = written(mounted)
+        env = {name: value for name, value in tiny_home_env(mounted).items()
+               if name not in ("XDG_CACHE_HOME", "MPLCONFIGDIR", "TIKTOKEN_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR",
+                               "TRITON_CACHE_DIR")} | {"HOME": str(user), "TMPDIR": str(system_tmp)}
+        asked = cli(env, "ask", QUESTION, "--model", "wordllama", "--strategy", "boundaries", "--retriever", "dense",
+                    "--cut", "2")
+        assert asked.returncode == 0, asked.stderr[-3000:]
+        assert "Traceback" not in asked.stderr and "[1]" in asked.stdout, (asked.stdout[-2000:], asked.stderr[-2000:])
+        assert written(system_tmp) == [] and written(user) == [], (written(system_tmp), written(user))
+        assert written(mounted) == before
+    finally:
+        subprocess.run(["umount", str(mounted)], check=True)

@@ -112,6 +112,9 @@ def embeddings(
         figures = write_embeddings(staged.path, chunks, embedder, keys[STRATEGY], Path(settings.home),
                                    Progress(f"{keys[MODEL]} x {keys[STRATEGY]}: embedded new texts", context.log.info),
                                    cluster=cluster)
+        for said in figures["damaged_cache_shards"]:  # its texts were embedded again: the run is right, but say so
+            context.log.warning(said)
+        figures["damaged_cache_shards"] = len(figures["damaged_cache_shards"])
         refused = unit_length_findings(stored_vectors(staged.path), str(context.partition_key), NORM_TOLERANCE)[0]
         if refused:  # what the blocking check would reject is never published: the last good partition stays
             raise Failure(description="embeddings not written: vectors_are_unit_length would fail: " + "; ".join(refused))

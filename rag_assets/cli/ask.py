@@ -27,6 +27,28 @@ def question_problem(question: str) -> None:
         raise UsageError(f"the question is {len(question):,} characters long; at most {MAX_QUESTION_CHARS:,}")
 
 
+MAX_ANSWER_BYTES = 1024 * 1024
+
+
+def answer_text(path: str) -> str:
+    """The answer text ``ask --verify`` checks: UsageError unless ``path`` is a UTF-8 file of at most
+    MAX_ANSWER_BYTES (read no further than one byte past it)."""
+    from rag_assets.runner.failures import UsageError
+
+    try:
+        with open(path, "rb") as file:
+            data = file.read(MAX_ANSWER_BYTES + 1)
+    except OSError as error:
+        raise UsageError(f"--verify {path}: {error.strerror or error}") from None
+    if len(data) > MAX_ANSWER_BYTES:
+        raise UsageError(f"--verify {path}: larger than {MAX_ANSWER_BYTES:,} bytes; an answer to verify is text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError(f"--verify {path}: not UTF-8 text (byte {error.start}); give the answer as a text "
+                         "file") from None
+
+
 def ask_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.lib.answer import ask as asking
     from rag_assets.lib.answer.choice import calibrated_cut, default_configuration
@@ -38,6 +60,7 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
     interactive = args.question == "-"
     if not interactive:
         question_problem(args.question)  # bad usage: exit 2 before anything is loaded
+    answered = answer_text(args.verify) if args.verify else None
     database = paths.stored_database(home)
     try:
         needs_metrics = not (args.model and args.strategy and args.retriever and args.cut is not None)
@@ -58,8 +81,7 @@ def ask_command(args: argparse.Namespace, home: Path) -> int:
         if interactive:  # the index stays loaded: one answer per line of standard input
             return ask_each_line(ask_index, home, retriever, cut, budget, why, args)
         answer = asking.ask(ask_index, args.question, retriever, cut, args.k, budget, why)
-        cited = asking.verify_citations(Path(args.verify).read_text(encoding="utf-8"), answer.sources) \
-            if args.verify else None
+        cited = asking.verify_citations(answered, answer.sources) if answered is not None else None
     except (asking.AskError, asking.CitationError, ModelUnavailableError, DamagedDatabase, OSError) as error:
         print(f"rag-assets ask: {error}", file=sys.stderr)
         return EXIT_FAILED

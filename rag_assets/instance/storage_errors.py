@@ -29,13 +29,15 @@ def database_error(error: BaseException) -> BaseException | None:
 
 
 def damaged_files(folder: Path) -> list[Path]:
-    """The instance's SQLite files that are not whole databases."""
+    """The instance's SQLite files that are not whole databases: those SQLite cannot open, and those whose
+    ``quick_check`` finds a problem (a damaged page is reported as rows, not raised)."""
     damaged = []
     for path in sorted(folder.rglob("*.db")):
         connection = None
         try:
             connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-            connection.execute("PRAGMA quick_check").fetchall()
+            if connection.execute("PRAGMA quick_check").fetchall() != [("ok",)]:  # what it found, without raising
+                damaged.append(path)
         except sqlite3.DatabaseError:
             damaged.append(path)
         finally:
@@ -51,6 +53,24 @@ def instance_storage_sentence(error: BaseException, folder: Path, postgres: bool
     if cause is None:
         return None
     said = " ".join(str(cause).split()).split(" [SQL:")[0].split(" (Background on")[0]
+    return cause_sentence(said, folder, postgres)
+
+
+def failed_step_sentence(paragraph: str, folder: Path) -> str | None:
+    """The sentence of a damaged instance file for a run that failed in a step because Dagster's SQLite storage
+    under ``folder`` is damaged (the step's failure holds SQLite's message), or None when it failed otherwise
+    or no file of the instance is damaged."""
+    said = " ".join(paragraph.split())
+    if "(sqlite3." not in said or not any(words in said.lower() for words in DAMAGED):
+        return None
+    if not folder.exists() or not damaged_files(folder):
+        return None
+    cause = said.split("(sqlite3.", 1)[1].split(") ", 1)[-1].split(" [SQL:")[0]
+    return cause_sentence(cause, folder, False)
+
+
+def cause_sentence(said: str, folder: Path, postgres: bool) -> str:
+    """The sentence for the database error ``said`` of the instance under ``folder``."""
     if postgres:
         return (f"Dagster's PostgreSQL database (DAGSTER_PG_URL) failed: {said}. Check the server and the "
                 "database, or unset DAGSTER_PG_URL for the embedded SQLite instance")

@@ -57,6 +57,7 @@ class ShardFolder:
         self.folder = Path(folder)
         self.store = store
         self.group_rows = group_rows  # rows per Parquet row group written: the least a lookup reads
+        self.discarded: list[str] = []  # the damaged shards removed, each with why (for a warning of the caller's)
 
     def shards(self) -> list[Path]:
         return sorted(self.folder.glob("*.parquet")) if self.folder.is_dir() else []
@@ -146,7 +147,9 @@ class ShardFolder:
             self._discard(shard, error)
 
     def _discard(self, shard: Path, error: Exception) -> None:
-        log.warning(f"discarded a damaged cache shard {shard} ({error}); its entries are computed again")
+        said = f"discarded a damaged cache shard {shard} ({error}); its entries are computed again"
+        log.warning(said)
+        self.discarded.append(said)
         self._remove(shard)
 
     def _remove(self, shard: Path) -> None:
@@ -194,6 +197,11 @@ class _KeyedCache:
 
     def size_bytes(self) -> int:
         return self._shards.size_bytes()
+
+    @property
+    def discarded(self) -> list[str]:
+        """A warning for each damaged shard removed so far (truncated, overwritten): its rows are computed again."""
+        return list(self._shards.discarded)
 
 
 class EmbeddingCache(_KeyedCache):

@@ -164,6 +164,7 @@ def write_embeddings(
         "runtime": getattr(embedder, "runtime", "native"),
         "embedded_on": embedded_on,
         "embedding_tokens_per_second": rate["tokens_per_second"] if rate else "not measured",
+        "damaged_cache_shards": cache.discarded,
     }
 
 
