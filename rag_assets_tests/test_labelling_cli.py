@@ -212,7 +212,7 @@ def test_questions_are_read_from_the_teams_trace_table_in_postgresql(tmp_path):
             cursor.executemany("INSERT INTO rag_trace (question) VALUES (%s)",
                                [(QUESTIONS[0],), (QUESTIONS[1],), (QUESTIONS[0].upper(),)])
         found = read_questions(server.url, query="SELECT question FROM rag_trace ORDER BY id")
-        assert [q.text for q in found] == QUESTIONS[:2] and {q.source for q in found} == {"postgresql"}
+        assert [q.text for q in found] == QUESTIONS[:2] and [q.source for q in found] == ["postgresql, row 1 of the query", "postgresql, row 2 of the query"]
         with pytest.raises(QuestionsError, match="relation \"nowhere\" does not exist"):
             read_questions(server.url, query="SELECT question FROM nowhere")
         with pytest.raises(QuestionsError, match=r"PostgreSQL \(postgresql://rag:\*\*\*@"):

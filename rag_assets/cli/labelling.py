@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from rag_assets.cli.exit_codes import EXIT_FAILED, EXIT_OK
+from rag_assets.cli.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from rag_assets.lib.store import paths
 
 MAX_OFFERS = 30  # sentences kept per question that can be needles (and up to 10 that cannot, with why)
@@ -82,12 +82,17 @@ def label_command(args: argparse.Namespace, home: Path) -> int:
     out = Path(args.out)
     out_of_domain = Path(args.out_of_domain or out.with_name(out.stem + ".out_of_domain.jsonl"))
     session_path = out.with_name(out.name + ".session.json")
+    try:  # every input file is read before anything is pooled: a bad line is told at once
+        choices = read_choices(Path(args.choices)) if args.choices else None
+        session = Session.load(session_path) or Session(session_path, [], {}, [], args.labeller)
+    except LabellingError as error:
+        print(f"rag-assets needles label: {error}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         questions = read_questions(args.questions, args.field, args.query)
-        session = Session.load(session_path) or Session(session_path, [], {}, [], args.labeller)
-    except (QuestionsError, LabellingError) as error:
+    except QuestionsError as error:
         print(f"rag-assets needles label: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_USAGE if error.in_the_input else EXIT_FAILED
     if not questions:
         print(f"rag-assets needles label: {args.questions} holds no question", file=sys.stderr)
         return EXIT_FAILED
@@ -109,13 +114,13 @@ def label_command(args: argparse.Namespace, home: Path) -> int:
     print(f"{len(session.questions)} questions ({len(new)} new), {len(session.decisions)} decided; pooled from "
           f"{len(session.configurations)} configurations" + (f" (not asked: {'; '.join(session.left_out)})"
                                                               if session.left_out else ""))
-    if args.choices:
+    if choices is not None:
         try:
-            for choice in read_choices(Path(args.choices)):
+            for choice in choices:
                 apply_choice(session, choice)
-        except LabellingError as error:
+        except LabellingError as error:  # the choices file names what the session does not hold
             print(f"rag-assets needles label: {error}", file=sys.stderr)
-            return EXIT_FAILED
+            return EXIT_USAGE
         session.save()
         session.write_outputs(out, out_of_domain)
     else:
@@ -139,7 +144,7 @@ def agree_command(args: argparse.Namespace, home: Path) -> int:
         sessions = [Session.load(Path(path)) for path in (args.first, args.second)]
     except LabellingError as error:
         print(f"rag-assets needles agree: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_USAGE
     missing = [path for path, session in zip((args.first, args.second), sessions) if session is None]
     if missing:
         print(f"rag-assets needles agree: no labelling session at {', '.join(missing)}", file=sys.stderr)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from rag_assets.cli.corpus_text import corpus_documents
-from rag_assets.cli.exit_codes import EXIT_FAILED, EXIT_OK
+from rag_assets.cli.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from rag_assets.lib.store import paths
 
 
@@ -55,14 +55,24 @@ def suggest_command(args: argparse.Namespace, home: Path) -> int:
 
 def check_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.lib.evalsets.mining import review
-    from rag_assets.lib.evalsets.queries import EvalSetError, json_lines
+    from rag_assets.lib.evalsets.queries import EvalSetError, json_lines, needle_of
     from rag_assets.settings import current
 
     try:
         records = list(json_lines(Path(args.file), "needle file"))
     except EvalSetError as error:
         print(f"rag-assets needles check: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_USAGE
+    unreadable = []  # every line the evaluation would refuse to read, each named with its field
+    for where, record in records:
+        try:
+            needle_of(where, record)
+        except EvalSetError as error:
+            unreadable.append(str(error))
+    if unreadable:
+        for line in unreadable:
+            print(f"rag-assets needles check: {line}", file=sys.stderr)
+        return EXIT_USAGE
     if not records:  # the evaluation refuses a file without a needle: so does its check
         print(f"rag-assets needles check: needle file {args.file} holds no needle (the evaluation would refuse it); "
               "`rag-assets needles suggest` drafts some from the corpus", file=sys.stderr)

@@ -89,6 +89,9 @@ def test_a_needle_absent_after_a_corpus_edit_fails_and_holds_back_downstream(tmp
     result, resources, instance = _run(tmp_path, corpus, lines)
     assert "t1: occurs 0 times in the corpus, must occur exactly once" in _rejection(result)
     # downstream in the same run does not start on a broken set
+    from rag_assets.partitions import add_strategy_partitions
+
+    add_strategy_partitions(instance, ["boundaries"])
     run = materialize([*ASSETS, *ASSET_CHECKS], selection=["eval_set", "chunks", "chunk_quality"],
                       partition_key="boundaries", resources=resources, instance=instance, raise_on_error=False)
     assert not run.success

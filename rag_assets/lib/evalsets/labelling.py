@@ -60,8 +60,11 @@ class Session:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise LabellingError(f"{path}: not a labelling session ({error}); move it aside to start again") from None
-        if data.get("version") != SESSION_VERSION:
-            raise LabellingError(f"{path}: a session of version {data.get('version')}, this is {SESSION_VERSION}")
+        except OSError as error:
+            raise LabellingError(f"{path}: cannot be read ({error.strerror or error})") from None
+        problem = session_problem(data)
+        if problem:
+            raise LabellingError(f"{path}: not a labelling session: {problem}")
         return cls(path, data["questions"], data["offers"], data["decisions"], data.get("labeller", ""),
                    data.get("configurations", []), data.get("left_out", []), data.get("phrasings", {}))
 
@@ -166,18 +169,67 @@ class Session:
 # --- a choices file: the same decisions without a person --------------------------------------------
 
 
+def session_problem(data) -> str | None:
+    """What keeps ``data`` (a session file's JSON) from being a session of this version, or None."""
+    if not isinstance(data, dict):
+        return f"it holds a JSON {type(data).__name__}, a session is an object (written by `rag-assets needles label`)"
+    if data.get("version") != SESSION_VERSION:
+        return f"a session of version {data.get('version')!r}, this is {SESSION_VERSION}"
+    for key, kind in (("questions", list), ("offers", dict), ("decisions", list)):
+        if not isinstance(data.get(key), kind):
+            return f"{key!r} must be a JSON {'list' if kind is list else 'object'}"
+    if not all(isinstance(q, dict) and isinstance(q.get("id"), str) and isinstance(q.get("text"), str)
+               for q in data["questions"]):
+        return "each question is an object with a string 'id' and 'text'"
+    if not all(isinstance(d, dict) and isinstance(d.get("question_id"), str) and d.get("kind") in KINDS
+               for d in data["decisions"]):
+        return f"each decision is an object with a string 'question_id' and a 'kind' of {', '.join(KINDS)}"
+    sentence_fields = {"doc_id": str, "start": int, "end": int, "text": str}
+    if not all(isinstance(d.get("sentence"), dict) and all(isinstance(d["sentence"].get(key), kind)
+                                                           for key, kind in sentence_fields.items())
+               for d in data["decisions"] if d["kind"] == NEEDLE):
+        return "a needle decision's 'sentence' is an object with doc_id, start, end and text"
+    return None
+
+
+def choice_problem(record: dict) -> str | None:
+    """What is wrong with one line of a choices file, field by field, or None."""
+    if not ({"question", "id"} & set(record)) or not ({"choice", "sentence", "kind"} & set(record)):
+        return ("a choice names its question (question or id) and one of choice (a number), sentence (its text) "
+                "or kind (near, off_topic, skip)")
+    decided = sorted({"choice", "sentence", "kind"} & set(record))
+    if len(decided) > 1:
+        return f"one decision per line: {' and '.join(decided)} are both given"
+    for key in ("question", "id", "sentence"):
+        if key in record and (not isinstance(record[key], str) or not record[key].strip()):
+            return f"{key} must be a non-empty string, not {json.dumps(record[key])}"
+    if "choice" in record and (isinstance(record["choice"], bool) or not isinstance(record["choice"], int)
+                               or record["choice"] < 1):
+        return f"choice is the offered sentence's number, from 1, not {json.dumps(record['choice'])}"
+    if "kind" in record and record["kind"] not in (NEAR, OFF_TOPIC, SKIP):
+        return f"kind is near, off_topic or skip, not {json.dumps(record['kind'])}"
+    if "doc" in record and not isinstance(record["doc"], str):
+        return f"doc is the question in the documentation's words, a string, not {json.dumps(record['doc'])}"
+    return None
+
+
 def read_choices(path: Path) -> list[dict]:
     """JSON Lines, one decision each: ``{"question": text}`` (or ``"id"``) and one of ``"choice"`` (the
     offered sentence's number, from 1), ``"sentence"`` (its text) or ``"kind"`` (near, off_topic, skip), and
-    optionally ``"doc"``: the question in the documentation's words."""
+    optionally ``"doc"``: the question in the documentation's words. LabellingError names the line and the
+    field at fault."""
+    path = Path(path)
+    if not path.exists() or path.is_dir():
+        raise LabellingError(f"choices file {path} {'is a folder' if path.is_dir() else 'does not exist'}")
     choices = []
-    for where, record, problem in read_json_lines(Path(path)):
-        if problem:
-            raise LabellingError(problem)
-        if not ({"question", "id"} & set(record)) or not ({"choice", "sentence", "kind"} & set(record)):
-            raise LabellingError(f"{where}: a choice names its question (question or id) and one of "
-                                 "choice (a number), sentence (its text) or kind (near, off_topic, skip)")
-        choices.append(record | {"where": where})
+    try:
+        for where, record, problem in read_json_lines(path, max_line_chars=256 * 1024):
+            problem = problem or choice_problem(record)
+            if problem:
+                raise LabellingError(problem if problem.startswith(where) else f"{where}: {problem}")
+            choices.append(record | {"where": where})
+    except UnicodeDecodeError as error:
+        raise LabellingError(f"{path}: not UTF-8 (byte {error.start} of a line)") from None
     return choices
 
 
@@ -186,29 +238,28 @@ def apply_choice(session: Session, choice: dict) -> dict:
     fit (an unknown question, a number past the offers, a sentence not offered, one that cannot be a needle)."""
     from rag_assets.lib.evalsets.questions import question_id
 
-    wanted = choice.get("id") or question_id(choice["question"])
+    problem = choice_problem(choice)
+    if problem:
+        raise LabellingError(f"{choice.get('where', 'a choice')}: {problem}")
+    wanted = choice["id"] if "id" in choice else question_id(choice["question"])
     question = next((q for q in session.questions if q["id"] == wanted), None)
     if question is None:
         raise LabellingError(f"{choice['where']}: no such question in the session")
     offered = session.offers.get(question["id"], [])
     if "kind" in choice:
-        if choice["kind"] not in (NEAR, OFF_TOPIC, SKIP):
-            raise LabellingError(f"{choice['where']}: kind is near, off_topic or skip")
         return session.decide(question["id"], choice["kind"])
     if "choice" in choice:
         number = choice["choice"]
-        if not isinstance(number, int) or not 1 <= number <= len(offered):
+        if number > len(offered):
             raise LabellingError(f"{choice['where']}: choice {number!r}: {len(offered)} sentences were offered")
         offer = offered[number - 1]
     else:
-        offer = next((o for o in offered if " ".join(o["text"].split()) == " ".join(str(choice["sentence"]).split())), None)
+        offer = next((o for o in offered if " ".join(o["text"].split()) == " ".join(choice["sentence"].split())), None)
         if offer is None:
             raise LabellingError(f"{choice['where']}: the sentence is not among the {len(offered)} offered")
     if offer.get("problem"):
         raise LabellingError(f"{choice['where']}: that sentence cannot be a needle ({offer['problem']})")
     if "doc" in choice:
-        if not isinstance(choice["doc"], str):
-            raise LabellingError(f"{choice['where']}: doc is the question in the documentation's words, a string")
         session.phrase(question["id"], choice["doc"])
     return session.decide(question["id"], NEEDLE, offer)
 

@@ -26,6 +26,7 @@ spans), ``document`` (judged by relevant documents, as in BEIR) or ``out_of_doma
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,25 +95,47 @@ def json_lines(path: Path, what: str) -> Iterator[tuple[str, dict]]:
         raise EvalSetError(f"{path}: cannot be read ({error})") from error
 
 
+def needle_of(where: str, record: Mapping) -> Needle:
+    """One line of a needle file as a Needle; EvalSetError naming ``where`` and the field at fault (a missing
+    one, one of the wrong kind, a text over its bound). ``evaluate`` and ``needles check`` read a line alike."""
+    missing = [key for key in ("id", "doc_id", "needle", "questions") if key not in record]
+    if missing:
+        raise EvalSetError(f"{where}: missing {', '.join(missing)}")
+    wrong = [f"{key!r} is empty" if isinstance(record[key], str) else
+             f"{key!r} must be a non-empty string, not {json_text(record[key])}" for key in ("id", "doc_id", "needle")
+             if not isinstance(record[key], str) or not record[key].strip()]
+    wrong += [f"{key!r} must be a string, not {json_text(record[key])}" for key in ("kind", "origin")
+              if key in record and not isinstance(record[key], str)]
+    if wrong:
+        raise EvalSetError(f"{where}: " + "; ".join(wrong))
+    questions = record["questions"]
+    if not isinstance(questions, dict) or not questions:
+        raise EvalSetError(f"{where}: 'questions' must map phrasings to questions (an object such as "
+                           f"{{\"doc\": \"...\", \"ticket\": \"...\"}}), not {json_text(questions)}")
+    not_text = [phrasing for phrasing, text in questions.items() if text is not None and not isinstance(text, str)]
+    if not_text:
+        raise EvalSetError(f"{where}: the {', '.join(map(repr, not_text))} question must be a string (or null "
+                           f"while it is a draft), not {json_text(questions[not_text[0]])}")
+    sizes = [too_long(record["needle"], MAX_NEEDLE_CHARS, "the needle")] + [
+        too_long(text or "", MAX_QUESTION_CHARS, f"the {phrasing!r} question") for phrasing, text in questions.items()]
+    if any(sizes):
+        raise EvalSetError(f"{where}: " + "; ".join(size for size in sizes if size))
+    return Needle(id=record["id"], doc_id=record["doc_id"], needle=record["needle"],
+                  questions={str(k): v or "" for k, v in questions.items()},
+                  kind=record.get("kind", "prose"), origin=record.get("origin", "written"))
+
+
+def json_text(value) -> str:
+    """A JSON value as a message shows it: its kind and, when short, itself."""
+    shown = json.dumps(value, ensure_ascii=False)
+    kind = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number")
+    return kind if kind == "null" or len(shown) > 40 else f"{kind} ({shown})"
+
+
 def load_needles(path: Path) -> list[Needle]:
-    """Parse a needle file; a malformed line raises EvalSetError naming the file and line."""
-    needles = []
-    for where, record in json_lines(path, "evaluation set"):
-        missing = [key for key in ("id", "doc_id", "needle", "questions") if key not in record]
-        if missing:
-            raise EvalSetError(f"{where}: missing {', '.join(missing)}")
-        questions = record["questions"]
-        if not isinstance(questions, dict) or not questions:
-            raise EvalSetError(f"{where}: 'questions' must map phrasings to questions")
-        sizes = [too_long(str(record["needle"]), MAX_NEEDLE_CHARS, "the needle")] + [
-            too_long(str(text or ""), MAX_QUESTION_CHARS, f"the {phrasing!r} question") for phrasing, text in questions.items()]
-        if any(sizes):
-            raise EvalSetError(f"{where}: " + "; ".join(size for size in sizes if size))
-        needles.append(
-            Needle(id=str(record["id"]), doc_id=str(record["doc_id"]), needle=str(record["needle"]),
-                   questions={str(k): str(v) if v is not None else "" for k, v in questions.items()},
-                   kind=str(record.get("kind", "prose")), origin=str(record.get("origin", "written")))
-        )
+    """Parse a needle file; a malformed line raises EvalSetError naming the file, line and field."""
+    needles = [needle_of(where, record) for where, record in json_lines(path, "evaluation set")]
     if not needles:
         raise EvalSetError(f"evaluation set {path} holds no needle")
     return needles

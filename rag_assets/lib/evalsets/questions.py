@@ -23,7 +23,12 @@ MAX_QUESTION_CHARS = 8_000  # as the evaluation set's
 
 
 class QuestionsError(ValueError):
-    """Questions that cannot be read: the message names the file (and line) or the database and query."""
+    """Questions that cannot be read: the message names the file (and line) or the database and query.
+    ``in_the_input``: the fault is in what was given (a line, a column, a query), not in reaching it."""
+
+    def __init__(self, message: str, in_the_input: bool = True) -> None:
+        super().__init__(message)
+        self.in_the_input = in_the_input
 
 
 @dataclass(frozen=True)
@@ -38,11 +43,17 @@ def question_id(text: str) -> str:
 
 
 def deduplicated(found: list[tuple[str, str]]) -> list[Question]:
-    """[(text, source)] as Questions, each folded text once, blank ones and over-long ones left out."""
+    """[(text, source)] as Questions, each folded text once, blank ones left out; a question longer than the
+    evaluation takes (MAX_QUESTION_CHARS) is refused, naming where it was read."""
     seen, questions = set(), []
     for text, source in found:
-        text = " ".join(str(text or "").split())
-        if not text or len(text) > MAX_QUESTION_CHARS:
+        if text is not None and not isinstance(text, str):
+            raise QuestionsError(f"{source}: the question is not text but {type(text).__name__} {str(text)[:40]!r}")
+        text = " ".join((text or "").split())
+        if len(text) > MAX_QUESTION_CHARS:
+            raise QuestionsError(f"{source}: the question is {len(text):,} characters long; at most "
+                                 f"{MAX_QUESTION_CHARS:,}, as the evaluation takes (shorten it, or leave it out)")
+        if not text:
             continue
         key = question_id(text)
         if key not in seen:
@@ -84,8 +95,9 @@ def from_traces(path: Path) -> list[tuple[str, str]]:
         with duckdb.connect(str(path), read_only=True) as connection:
             rows = connection.sql("SELECT question FROM ask_traces ORDER BY asked_at").fetchall()
     except duckdb.Error as error:
-        raise QuestionsError(f"{path}: the traces cannot be read ({str(error).splitlines()[0]})") from None
-    return [(question, f"{path.name}") for (question,) in rows]
+        raise QuestionsError(f"{path}: the traces cannot be read ({str(error).splitlines()[0]})",
+                             in_the_input=False) from None
+    return [(question, f"{path.name}, trace {number}") for number, (question,) in enumerate(rows, 1)]
 
 
 def from_postgres(url: str, query: str) -> list[tuple[str, str]]:
@@ -93,8 +105,8 @@ def from_postgres(url: str, query: str) -> list[tuple[str, str]]:
     try:
         _, rows = query_rows(url, query)
     except TeamDatabaseError as error:
-        raise QuestionsError(str(error)) from None
-    return [(row[0], "postgresql") for row in rows]
+        raise QuestionsError(str(error), in_the_input=False) from None
+    return [(row[0], f"postgresql, row {number} of the query") for number, row in enumerate(rows, 1)]
 
 
 def read_questions(source: str, field: str = "question", query: str = "") -> list[Question]:

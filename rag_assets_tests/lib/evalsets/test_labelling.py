@@ -9,12 +9,15 @@ import numpy as np
 import pytest
 
 from rag_assets.lib.evalsets.labelling import (
+    SESSION_VERSION,
     LabellingError,
     Session,
     agreement,
     apply_choice,
+    choice_problem,
     cohens_kappa,
     read_choices,
+    session_problem,
 )
 from rag_assets.lib.evalsets.pooling import Corpus, headed, offers, pool, sentence_spans
 from rag_assets.lib.evalsets.questions import QuestionsError, question_id, read_questions
@@ -197,3 +200,71 @@ def test_a_sentence_is_embedded_once_whatever_the_number_of_questions_that_pool_
     cached = CachedEmbedder(embed)
     assert cached(["a", "b", "a"]).shape == (3, 2) and cached(["b", "c"]).shape == (2, 2)
     assert calls == [["a", "b"], ["c"]]
+
+
+@pytest.mark.parametrize(("record", "said"), [
+    ({"question": "q", "choice": 1}, None),
+    ({"id": "abc", "kind": "skip"}, None),
+    ({"question": "q", "sentence": "The log.", "doc": "where is the log"}, None),
+    ({"question": "q"}, "a choice names its question"),
+    ({"choice": 1}, "a choice names its question"),
+    ({"question": "q", "choice": 1, "kind": "skip"}, "one decision per line: choice and kind"),
+    ({"question": "", "choice": 1}, 'question must be a non-empty string, not ""'),
+    ({"id": None, "choice": 1}, "id must be a non-empty string, not null"),
+    ({"question": "q", "choice": True}, "choice is the offered sentence's number, from 1, not true"),
+    ({"question": "q", "choice": 0}, "from 1, not 0"),
+    ({"question": "q", "choice": "2"}, 'from 1, not "2"'),
+    ({"question": "q", "kind": "maybe"}, 'kind is near, off_topic or skip, not "maybe"'),
+    ({"question": "q", "kind": "skip", "doc": 3}, "doc is the question in the documentation's words"),
+], ids=["choice", "kind", "sentence", "no-decision", "no-question", "two", "empty", "null", "true", "zero", "text",
+        "kind-unknown", "doc-number"])
+def test_each_field_of_a_choice_is_checked(record, said):
+    found = choice_problem(record)
+    assert (found is None) if said is None else (said in found), found
+
+
+def test_read_choices_names_the_line_of_a_bad_choice_and_refuses_a_binary_file(tmp_path):
+    good = tmp_path / "choices.jsonl"
+    good.write_text('{"question": "q", "choice": 1}\n\n{"id": "x", "kind": "near"}\n', encoding="utf-8")
+    assert [c["where"] for c in read_choices(good)] == [f"{good}:1", f"{good}:3"]
+    good.write_text('{"question": "q", "choice": 1}\n{"question": "q", "choice": false}\n', encoding="utf-8")
+    with pytest.raises(LabellingError, match=r"choices.jsonl:2: choice is the offered sentence's number"):
+        read_choices(good)
+    good.write_bytes(b'{"question": "q", "choice": 1}\n\xff\xfe\n')
+    with pytest.raises(LabellingError, match="not UTF-8"):
+        read_choices(good)
+    with pytest.raises(LabellingError, match="does not exist"):
+        read_choices(tmp_path / "none.jsonl")
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    ([], "it holds a JSON list"),
+    ({"version": 0}, "a session of version 0"),
+    ({"version": "SESSION", "questions": "many", "offers": {}, "decisions": []}, "'questions' must be a JSON list"),
+    ({"version": "SESSION", "questions": [{"id": 1, "text": "q"}], "offers": {}, "decisions": []},
+     "each question is an object with a string 'id' and 'text'"),
+    ({"version": "SESSION", "questions": [], "offers": {}, "decisions": [{"question_id": "a", "kind": "maybe"}]},
+     "each decision is an object"),
+    ({"version": "SESSION", "questions": [], "offers": {}, "decisions": [{"question_id": "a", "kind": "needle"}]},
+     "a needle decision's 'sentence' is an object"),
+], ids=["list", "version", "questions", "question-id", "decision-kind", "sentence"])
+def test_a_session_file_that_is_not_a_session_is_named_with_what_is_wrong(tmp_path, data, said):
+    if isinstance(data, dict) and data.get("version") == "SESSION":
+        data = data | {"version": SESSION_VERSION}
+    path = tmp_path / "out.session.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert said in session_problem(data)
+    with pytest.raises(LabellingError, match=str(path)):
+        Session.load(path)
+
+
+def test_a_question_longer_than_the_evaluation_takes_or_not_text_is_refused_naming_its_source():
+    from rag_assets.lib.evalsets.queries import MAX_QUESTION_CHARS
+    from rag_assets.lib.evalsets.questions import deduplicated
+
+    assert [q.text for q in deduplicated([("a  b", "f:1"), ("A B", "f:2"), ("", "f:3"), (None, "f:4")])] == ["a b"]
+    with pytest.raises(QuestionsError, match=r"f:2: the question is 8,001 characters long; at most 8,000") as raised:
+        deduplicated([("fine", "f:1"), ("x" * (MAX_QUESTION_CHARS + 1), "f:2")])
+    assert raised.value.in_the_input
+    with pytest.raises(QuestionsError, match=r"row 3: the question is not text but int"):
+        deduplicated([(12, "row 3")])

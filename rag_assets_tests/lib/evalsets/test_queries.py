@@ -133,3 +133,37 @@ def test_the_default_set_fits_the_default_corpus():
     assert sum(o.kind == "off_topic" for o in out_of_domain) >= 9
     assert duplicate_id_problems([n.id for n in needles] + [o.id for o in out_of_domain]) == []
     assert set_version(DEFAULT_EVAL_SET) != "unversioned"
+
+
+GOOD = {"id": "n1", "doc_id": "a.html", "needle": "The cat sat on the mat.", "questions": {"doc": "Where did the cat sit?"}}
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    ({"id": None}, "'id' must be a non-empty string, not null"),
+    ({"id": "  "}, "'id' is empty"),
+    ({"doc_id": 7}, "'doc_id' must be a non-empty string, not a number (7)"),
+    ({"needle": ["a"]}, "'needle' must be a non-empty string, not a list"),
+    ({"kind": 1}, "'kind' must be a string"),
+    ({"questions": ["Where?"]}, "'questions' must map phrasings to questions"),
+    ({"questions": {}}, "'questions' must map phrasings to questions"),
+    ({"questions": {"doc": 5}}, "the 'doc' question must be a string (or null while it is a draft), not a number"),
+    ({"questions": {"doc": "q" * 8001}}, "the 'doc' question is 8,001 characters long; at most 8,000"),
+    ({"needle": "word " * 1000}, "the needle is"),
+], ids=["null-id", "blank-id", "number-doc", "list-needle", "kind", "list-questions", "no-questions", "number-question",
+        "long-question", "long-needle"])
+def test_a_needle_line_is_refused_naming_the_field_at_fault(change, said):
+    from rag_assets.lib.evalsets.queries import needle_of
+
+    with pytest.raises(EvalSetError, match="^f.jsonl:3: ") as raised:
+        needle_of("f.jsonl:3", GOOD | change)
+    assert said in str(raised.value), raised.value
+
+
+def test_a_good_needle_line_and_a_draft_question_are_read():
+    from rag_assets.lib.evalsets.queries import needle_of
+
+    needle = needle_of("f:1", GOOD | {"questions": {"doc": "Where?", "ticket": None}})
+    assert (needle.id, needle.questions, needle.kind, needle.origin) == ("n1", {"doc": "Where?", "ticket": ""},
+                                                                         "prose", "written")
+    with pytest.raises(EvalSetError, match="f:1: missing doc_id, questions"):
+        needle_of("f:1", {"id": "n", "needle": "x"})

@@ -270,3 +270,37 @@ def test_a_run_fails_when_more_than_a_fifth_of_its_queries_erred_with_the_errors
     said = failure_of("team", answers([None] * 7 + ["HTTP 503"] + ["timed out after 2 s (read)"] * 2))
     assert said.startswith("retriever 'team' failed 3 of 10 queries (more than 20%): 2 x timed out after 2 s, "
                            "1 x HTTP 503; for example query q7: HTTP 503")
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    ({"timeout": -1}, "timeout is -1: input should be greater than 0"),
+    ({"timeout": 0}, "timeout is 0: input should be greater than 0"),
+    ({"timeout": 1e9}, "timeout is 1000000000.0: input should be less than or equal to 3600"),
+    ({"timeout": "10"}, "timeout is '10'"),
+    ({"retries": -1}, "retries is -1: input should be greater than or equal to 0"),
+    ({"retries": 1.5}, "retries is 1.5"),
+    ({"in_flight": 0}, "in_flight is 0: input should be greater than or equal to 1"),
+    ({"in_flight": 10**6}, "in_flight is 1000000: input should be less than or equal to 64"),
+    ({"in_flight": True}, "in_flight is True"),
+], ids=["negative-timeout", "zero-timeout", "huge-timeout", "text-timeout", "negative-retries", "fraction-retries",
+        "no-in-flight", "huge-in-flight", "boolean-in-flight"])
+def test_an_entry_number_out_of_its_range_is_named_with_its_value(tmp_path, change, said):
+    with pytest.raises(ExternalRetrieverError, match=r"entry 1 \(key 'prod'\): ") as raised:
+        specs_from_file(entry_file(tmp_path, {"key": "prod", "kind": "http", "url": "http://x"} | change))
+    assert said in str(raised.value), raised.value
+
+
+def test_the_bounds_hold_for_every_kind_that_has_them(tmp_path):
+    for entry in ({"key": "prod", "kind": "python", "target": "m:f", "in_flight": 0},
+                  {"key": "prod", "kind": "chroma", "collection": "c", "port": 70000}):
+        with pytest.raises(ExternalRetrieverError, match="entry 1"):
+            specs_from_file(entry_file(tmp_path, entry))
+    assert specs_from_file(entry_file(tmp_path, {"key": "ok", "kind": "http", "url": "http://x", "timeout": 2.5,
+                                                 "retries": 0, "in_flight": 64}))["ok"]
+
+
+def test_a_retrievers_file_that_is_not_utf8_is_named_with_its_line_and_byte(tmp_path):
+    path = tmp_path / "retrievers.json"
+    path.write_bytes(b'[\n  {"key": "a\xff"}]')
+    with pytest.raises(ExternalRetrieverError, match=rf"retrievers file {path}: not UTF-8 \(line 2, byte 14\)"):
+        specs_from_file(path)

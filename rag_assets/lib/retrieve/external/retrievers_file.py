@@ -74,6 +74,10 @@ def specs_from_file(path: Path) -> dict[str, ExternalSpec]:
         entries = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as error:
         raise ExternalRetrieverError(f"{where}: {error.strerror or error}") from error
+    except UnicodeDecodeError as error:
+        line = Path(path).read_bytes()[:error.start].count(b"\n") + 1
+        raise ExternalRetrieverError(f"{where}: not UTF-8 (line {line}, byte {error.start}); save it as UTF-8 "
+                                     "JSON") from None
     except json.JSONDecodeError as error:
         raise ExternalRetrieverError(f"{where}: not JSON: line {error.lineno}, column {error.colno}: {error.msg}") from error
     if not isinstance(entries, list):

@@ -5,19 +5,22 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rag_assets.lib.retrieve.external.hits import Ask, Embed, QueryLimits
 from rag_assets.lib.store.names import check_name
 
 KEY = "the retriever key"  # how an unsafe key is named in the message
 
+# the numbers an entry may set, each held to a range (a JSON number of its kind, never a string or true)
+IN_FLIGHT = Field(4, ge=1, le=64, strict=True, description="queries asked at once")
+
 
 class ExternalSpec(BaseModel):
     """One entry of the retrievers file. A kind is a subclass with ``kind: Literal["<kind>"]``, its fields
     (required ones without a default) and ``asker``; the methods below are the facts callers read."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     key: str
     kind: str

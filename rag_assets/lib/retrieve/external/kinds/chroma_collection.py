@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Literal, Mapping
 
+from pydantic import Field
+
 from rag_assets.lib.retrieve.external.hits import Ask, Embed, Hit, QueryLimits, str_or_none
 from rag_assets.lib.retrieve.external.kinds.base import ExternalSpec
 
@@ -14,7 +16,7 @@ class ChromaEntry(ExternalSpec):
 
     kind: Literal["chroma"]
     host: str = "127.0.0.1"
-    port: int = 8000
+    port: int = Field(8000, ge=1, le=65535, strict=True)
     collection: str
     model: str | None = None
     ssl: bool = False

@@ -13,7 +13,7 @@ import urllib.parse
 import urllib.request
 from typing import Any, Literal, Mapping
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
 from rag_assets.lib.retrieve.external.hits import (
     Ask,
@@ -24,7 +24,7 @@ from rag_assets.lib.retrieve.external.hits import (
     QueryLimits,
     hits_from_answer,
 )
-from rag_assets.lib.retrieve.external.kinds.base import ExternalSpec
+from rag_assets.lib.retrieve.external.kinds.base import IN_FLIGHT, ExternalSpec
 from rag_assets.lib.store.team_database import masked_url as masked
 
 
@@ -77,9 +77,9 @@ class HttpEntry(ExternalSpec):
     kind: Literal["http"]
     url: str
     headers: dict[str, str] = {}  # header -> the environment variable holding its value
-    timeout: float = 10.0
-    in_flight: int = 4
-    retries: int = 3
+    timeout: float = Field(10.0, gt=0, le=3600, strict=True)
+    in_flight: int = IN_FLIGHT
+    retries: int = Field(3, ge=0, le=10, strict=True)
     index_version_url: str | None = None
 
     @field_validator("url", "index_version_url")

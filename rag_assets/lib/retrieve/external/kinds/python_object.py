@@ -18,7 +18,7 @@ from rag_assets.lib.retrieve.external.hits import (
     number_or_none,
     str_or_none,
 )
-from rag_assets.lib.retrieve.external.kinds.base import ExternalSpec
+from rag_assets.lib.retrieve.external.kinds.base import IN_FLIGHT, ExternalSpec
 
 
 class PythonEntry(ExternalSpec):
@@ -26,7 +26,7 @@ class PythonEntry(ExternalSpec):
 
     kind: Literal["python"]
     target: str
-    in_flight: int = 4
+    in_flight: int = IN_FLIGHT
 
     def in_flight_queries(self) -> int:
         return self.in_flight
