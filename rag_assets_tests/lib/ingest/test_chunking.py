@@ -216,7 +216,7 @@ def test_chunk_ids_and_the_code_version_are_the_hashes_they_say():
     from rag_assets.lib.ingest.chunking import CHUNKER_VERSION, chunking_code_version
 
     assert chunk_id("d.html", "blind", 0, 512) == hashlib.sha256(b"d.html\x00blind\x000\x00512").hexdigest()[:20]
-    definition = CHUNKER_VERSION + repr(sorted(STRATEGIES.items()))
+    definition = CHUNKER_VERSION + repr(sorted((name, s.definition()) for name, s in STRATEGIES.items()))
     assert chunking_code_version() == f"{CHUNKER_VERSION}-{hashlib.sha256(definition.encode()).hexdigest()[:8]}"
     text = "x" * 25
     chunks = chunk_document("d", "T", text, _sections(text), Strategy("blind", target=10))
@@ -282,3 +282,35 @@ def test_blind_chunks_before_the_first_heading_carry_the_title():
     rows = chunk_rows([row], Strategy("blind", target=100, header=True))
     assert rows[0]["section"] == "Guide" and rows[0]["text"].startswith("[Guide]\n")
     assert rows[-1]["section"].endswith("Later")
+
+
+def test_a_size_in_tokens_holds_every_chunk_within_it_and_the_overlap_is_the_last_tokens(tiny_corpus):
+    from rag_assets.lib.ingest.tokens import token_count, token_starts
+
+    extracted = extract_document((tiny_corpus / "guide/kettles.html").read_bytes(), "html", "k")
+    text = extracted.text
+    for strategy in (Strategy("t", target=24, overlap=6, boundaries=True, unit="tokens"),
+                     Strategy("b", target=24, overlap=6, unit="tokens")):
+        chunks = chunk_document("k", extracted.title, text, extracted.sections, strategy)
+        assert len(chunks) > 2
+        for chunk in chunks:
+            assert chunk.content == text[chunk.start:chunk.end] and token_count(chunk.content) <= 24
+        with_tail = [c for c in chunks if c.span_start != c.start]
+        assert with_tail
+        for chunk in with_tail:
+            previous = next(c for c in chunks if c.end <= chunk.start and c.start < chunk.span_start < c.end + 1)
+            starts = token_starts(previous.content)
+            assert chunk.span_start - previous.start == starts[len(starts) - 1 - 6]  # its last 6 tokens
+    # the same strategy in characters cuts at characters: a different, longer-chunked partition
+    in_characters = chunk_document("k", extracted.title, text, extracted.sections,
+                                   Strategy("c", target=24, boundaries=True))
+    assert max(len(c.content) for c in in_characters) <= 24
+
+
+def test_token_starts_cut_between_characters_and_cover_the_text():
+    from rag_assets.lib.ingest.tokens import count_tokens, token_starts
+
+    for text in ("Héllo wörld: 日本語のテキスト, and emoji 🙂🙂.", "plain words only", ""):
+        starts = token_starts(text)
+        assert starts[0] == 0 and starts[-1] == len(text) and starts == sorted(set(starts))
+        assert len(starts) - 1 <= max(count_tokens([text])[0], 1)

@@ -11,7 +11,7 @@ from rag_assets.lib.store.schemas import (
 
 ROW = {"strategy": "blind", "chunks": 3, "mean_characters": 10.0, "max_characters": 12, "mean_content_tokens": 3.0,
        "max_content_tokens": 4, "needles": 1,
-       "answers_destroyed": 0, "destroyed_needles": []}
+       "answers_destroyed": 0, "destroyed_needles": [], "unlocated_chunks": 0, "unlocated": []}
 
 
 def test_rows_become_a_table_of_exactly_the_declared_schema():
