@@ -11,7 +11,7 @@ from pathlib import Path
 
 from dagster import AssetsDefinition, Definitions, definitions
 
-from rag_assets.assets.chunks import chunk_quality, chunks
+from rag_assets.assets.chunks import chunk_quality, chunking_strategy, chunks
 from rag_assets.assets.corpus import corpus_folder, corpus_snapshot
 from rag_assets.assets.embeddings import (
     embedding_model,
@@ -50,11 +50,12 @@ from rag_assets.schedules import (
     model_registry,
     nightly_completion,
     nightly_schedule,
+    strategy_observation,
 )
 from rag_assets.settings import current
 
 ASSETS = [
-    corpus_folder, embedding_model, corpus_snapshot, extracted_text, eval_set, chunks, chunk_quality, lexical_runs,
+    corpus_folder, embedding_model, chunking_strategy, corpus_snapshot, extracted_text, eval_set, chunks, chunk_quality, lexical_runs,
     embeddings, retrieval_runs, refusal_calibration, external_retriever, external_runs, retrieval_metrics,
     published_evaluation,
 ]
@@ -96,7 +97,7 @@ def build_definitions(settings: RagSettings | None = None, models: EmbeddingMode
         assets=with_owners_and_tags(with_parameters_versioned(ASSETS, settings), settings.owners, settings.asset_tags),
         asset_checks=ASSET_CHECKS,
         jobs=JOBS,
-        schedules=[input_observation, external_observation, nightly_schedule(settings.nightly_cron, settings.nightly_timezone)],
+        schedules=[input_observation, strategy_observation, external_observation, nightly_schedule(settings.nightly_cron, settings.nightly_timezone)],
         sensors=[model_registry, nightly_completion, automation_sensor(configured)],
         executor=executor_for(configured.scale_out),
         resources={

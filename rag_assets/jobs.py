@@ -8,6 +8,7 @@ evaluation that complete a night; the UI can launch any of them.
 
 from dagster import AssetSelection, define_asset_job
 
+from rag_assets.assets.chunks import chunking_strategy
 from rag_assets.assets.corpus import corpus_folder
 from rag_assets.assets.embeddings import embedding_model
 from rag_assets.assets.external import external_retriever
@@ -17,6 +18,9 @@ from rag_assets.tags import TRIGGER_TAG
 
 observe_inputs = define_asset_job("observe_inputs", selection=[corpus_folder, embedding_model],
                                   description="Hash the corpus folder and every model's weights.")
+observe_strategies = define_asset_job("observe_strategies", selection=[chunking_strategy],
+                                      description="Version every registered chunking strategy: its definition and "
+                                      "its splitter library's installed version.")
 observe_external = define_asset_job("observe_external", selection=[external_retriever],
                                     description="Ask every external retriever its index version (or probe it).")
 publish_evaluation = define_asset_job(
@@ -31,4 +35,4 @@ nightly_observation = define_asset_job(
     "15 minutes, a partitioning of their own); the "
     "nightly_completion sensor then rebuilds what they made stale and appends the evaluation run (nightly.py).")
 
-JOBS = [observe_inputs, observe_external, *STAGE_JOBS, publish_evaluation, nightly_observation]
+JOBS = [observe_inputs, observe_strategies, observe_external, *STAGE_JOBS, publish_evaluation, nightly_observation]

@@ -100,6 +100,7 @@ class RagSettings(ConfigurableResource):
     out_of_domain: str = _setting("out_of_domain")
     models_file: str = _setting("models_file")
     retrievers_file: str = _setting("retrievers_file")
+    strategies_file: str = _setting("strategies_file")
     phrasings: list[str] = _setting("evaluation.phrasings")
     max_document_bytes: int = _setting("evaluation.max_document_bytes")
     run_tree_code: bool = _setting("evaluation.run_tree_code")

@@ -5,6 +5,8 @@
   ``nightly_completion`` (every 30 s) then rebuilds what they made stale and appends an evaluation run
   of every partition to the history (``nightly.py``).
 - ``external_observation`` (every 15 minutes): ask every external retriever its index version.
+- ``strategy_observation`` (every 15 minutes): version every chunking strategy (its definition, its splitter
+  library's installed version).
 - ``model_registry`` (every minute): a model partition for each new registry entry.
 - ``rag_assets_automation`` (every 30 s): rebuild what a change made stale (``automation.py``).
 """
@@ -24,10 +26,17 @@ from rag_assets.jobs import (
     nightly_observation,
     observe_external,
     observe_inputs,
+    observe_strategies,
 )
 from rag_assets.lib.embed.models import registry
 from rag_assets.nightly import complete_the_night
-from rag_assets.partitions import missing_model_partitions, model_partitions
+from rag_assets.partitions import (
+    missing_model_partitions,
+    missing_strategy_partitions,
+    model_partitions,
+    registered_strategies,
+    strategy_partitions,
+)
 from rag_assets.settings import Settings, current
 from rag_assets.tags import AUTOMATION_SENSOR, NIGHTLY_SCHEDULE, TRIGGER_TAG
 
@@ -37,6 +46,15 @@ input_observation = ScheduleDefinition(
     cron_schedule="*/15 * * * *",
     default_status=DefaultScheduleStatus.RUNNING,
     description="Hashes the corpus folder and every model's weights: a change marks what was built from them stale.",
+)
+
+strategy_observation = ScheduleDefinition(
+    name="strategy_observation",
+    job=observe_strategies,
+    cron_schedule="*/15 * * * *",
+    default_status=DefaultScheduleStatus.RUNNING,
+    description="Versions every registered chunking strategy (its definition in the strategies file, its splitter "
+    "library's installed version): an edited entry or an upgraded library marks exactly its partitions stale.",
 )
 
 external_observation = ScheduleDefinition(
@@ -80,16 +98,22 @@ def nightly_completion(context):
 
 
 @sensor(minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING,
-        description="Every minute, reads the model registry (the built-in models and RAG_ASSETS_MODELS_FILE) and adds a "
-        "`model` partition for each entry that has none: a model registered while the UI runs appears without a "
-        "restart. Each tick says what it added or that every entry has its partition.")
+        description="Every minute, reads the model registry (the built-in models and RAG_ASSETS_MODELS_FILE) and the "
+        "strategies registry (the built-in strategies and RAG_ASSETS_STRATEGIES_FILE) and adds a `model` or "
+        "`strategy` partition for each entry that has none: a model or strategy registered while the UI runs "
+        "appears without a restart. Each tick says what it added or that every entry has its partition.")
 def model_registry(context) -> SensorResult:
     """Adds a model partition for every entry of the model registry that has none yet."""
     models = registry(current().models_file)
     new = missing_model_partitions(context.instance, models)
-    if not new:
-        return SensorResult(skip_reason=f"every registered model has its partition ({', '.join(sorted(models))})")
-    return SensorResult(dynamic_partitions_requests=[model_partitions.build_add_request(new)])
+    strategies = registered_strategies()
+    new_strategies = missing_strategy_partitions(context.instance, strategies)
+    if not new and not new_strategies:
+        return SensorResult(skip_reason=f"every registered model and strategy has its partition "
+                                        f"({len(models)} models, {len(strategies)} strategies)")
+    return SensorResult(dynamic_partitions_requests=[
+        *([model_partitions.build_add_request(new)] if new else []),
+        *([strategy_partitions.build_add_request(new_strategies)] if new_strategies else [])])
 
 
 def automation_sensor(settings: Settings) -> AutomationConditionSensorDefinition:

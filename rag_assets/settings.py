@@ -86,7 +86,7 @@ class _Group(BaseSettings):
 class Evaluation(_Group):
     """What every evaluation computes, whatever the corpus."""
 
-    top_k: int = Field(25, ge=1, description="Chunks kept per query and retriever.")
+    top_k: int = Field(25, ge=1, le=10_000, description="Chunks kept per query and retriever.")
     retrievers: Annotated[list[str], NoDecode] = Field(
         [], description="Retrievers to run, comma-separated (none: every registered retriever, see "
         "rag_assets/lib/retrieve/engine.py); unavailable ones are skipped and reported.")
@@ -120,7 +120,7 @@ class Decision(_Group):
 
     model_config = SettingsConfigDict(env_prefix=PREFIX + "DECISION_")
 
-    budget: int = Field(1024, ge=1, description="The context budget the verdict decides at, in tokens "
+    budget: int = Field(1024, ge=1, le=1_000_000, description="The context budget the verdict decides at, in tokens "
                         "(cl100k_base): the configuration with the highest success there is shipped, and `ask` "
                         "builds its context to it.")
     budgets: Annotated[list[int], NoDecode] = Field(
@@ -138,8 +138,9 @@ class Decision(_Group):
     @field_validator("budgets", mode="after")
     @classmethod
     def _positive(cls, value: list[int]) -> list[int]:
-        if not value or any(budget < 1 for budget in value):
-            raise ValueError("each context budget is a positive number of tokens, and there is at least one")
+        if not value or any(budget < 1 or budget > 1_000_000 for budget in value):
+            raise ValueError("each context budget is a number of tokens from 1 to 1,000,000, and there is at "
+                             "least one")
         return value
 
 
@@ -348,6 +349,9 @@ class Settings(_Group):
                                                    "every registered model).")
     strategies: Annotated[list[str], NoDecode] = Field([], description="Chunking strategies `evaluate` runs, "
                                                        "comma-separated (none: every strategy).")
+    strategies_file: str = Field("", description="A JSON or TOML file of chunking strategies added to the built-in "
+                                 "ones: sizes and overlaps (sweeps), a team's own splitter (langchain, llamaindex, "
+                                 "chonkie, semchunk, text_splitter, python); '' for none.")
     retrievers_file: str = Field("", description="A JSON file of external retrievers (a team's own: http, python, "
                                  "chroma, lancedb) evaluated beside the built-in configurations; '' for none.")
     debug: bool = Field(False, description="On failure, Dagster's log and the Python traceback instead of one "
@@ -426,7 +430,7 @@ def _validated(group: type[_Group], _from: dict[str, str] | None = None, **value
 
 PROJECT_FILE = PROJECT_FILE_NAME  # declared once (the corpus walk never reads it as a document)
 PROJECT_VARIABLE = PREFIX + "PROJECT"
-_PATH_KEYS = ("home", "corpus", "eval_set", "out_of_domain", "models_file", "retrievers_file")
+_PATH_KEYS = ("home", "corpus", "eval_set", "out_of_domain", "models_file", "retrievers_file", "strategies_file")
 
 
 def project_file() -> Path | None:

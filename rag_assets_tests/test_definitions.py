@@ -7,7 +7,7 @@ from rag_assets.definitions import defs as load_definitions
 defs = load_definitions()
 
 EXPECTED = {
-    "corpus_folder", "embedding_model", "corpus_snapshot", "extracted_text", "eval_set", "chunks", "chunk_quality", "lexical_runs", "embeddings", "retrieval_runs",
+    "corpus_folder", "embedding_model", "chunking_strategy", "corpus_snapshot", "extracted_text", "eval_set", "chunks", "chunk_quality", "lexical_runs", "embeddings", "retrieval_runs",
     "refusal_calibration", "retrieval_metrics", "external_retriever", "external_runs", "published_evaluation",
 }
 
@@ -28,9 +28,9 @@ def test_definitions_load():
     assert checks == {spec.name for declared in module.ASSET_CHECKS for spec in declared.check_specs} and checks
     assert {job.name for job in repository.get_all_jobs()} - {"__ASSET_JOB"} == {
         "chunking", "evaluation_inputs", "evaluation_metrics", "external_partition", "model_partition",
-        "nightly_observation", "observe_external", "observe_inputs", "publish_evaluation"}
+        "nightly_observation", "observe_external", "observe_inputs", "observe_strategies", "publish_evaluation"}
     assert {s.name for s in repository.schedule_defs} == {"external_observation", "input_observation",
-                                                          "nightly_evaluation"}
+                                                          "nightly_evaluation", "strategy_observation"}
     assert {s.name for s in repository.sensor_defs} == {"model_registry", "nightly_completion", "rag_assets_automation"}
     assert set(loaded.resources) == {"io_manager", "models", "settings"}
 
@@ -43,7 +43,8 @@ def test_asset_keys_and_lineage():
     assert parents["corpus_snapshot"] == {"corpus_folder"}
     assert graph.get(AssetKey("corpus_folder")).is_observable
     assert parents["extracted_text"] == {"corpus_snapshot"}
-    assert parents["chunks"] == {"extracted_text"}
+    assert parents["chunks"] == {"extracted_text", "chunking_strategy"}
+    assert graph.get(AssetKey("chunking_strategy")).is_observable
     assert parents["embeddings"] == {"chunks", "embedding_model"}
     assert graph.get(AssetKey("embedding_model")).is_observable
     # the observed weights directly too, so Dagster's status reaches retrieval after a weight change
@@ -75,6 +76,7 @@ def test_checks_and_schedules():
         "phrasings_present", "out_of_domain_present", "vectors_are_unit_length", "retrieval_stamps_agree",
         "metrics_stamps_agree", "no_significant_regression"}
     assert defs.resolve_schedule_def("input_observation").job_name == "observe_inputs"
+    assert defs.resolve_schedule_def("strategy_observation").job_name == "observe_strategies"
     assert defs.resolve_schedule_def("nightly_evaluation").job_name == "nightly_observation"
     assert defs.resolve_sensor_def("nightly_completion") is not None
     assert defs.resolve_schedule_def("external_observation").job_name == "observe_external"
@@ -82,28 +84,36 @@ def test_checks_and_schedules():
     assert defs.resolve_sensor_def("rag_assets_automation") is not None
     conditioned = {key.to_user_string() for key in graph.get_all_asset_keys()
                    if graph.get(key).automation_condition is not None}
-    assert conditioned == EXPECTED - {"corpus_folder", "embedding_model", "external_retriever"}  # every materialisable stage
+    assert conditioned == EXPECTED - {"corpus_folder", "embedding_model", "chunking_strategy", "external_retriever"}  # every materialisable stage
 
 
-def test_an_eighth_strategy_is_one_registry_entry_and_a_new_partition():
-    import subprocess
-    import sys
+def test_an_eighth_strategy_is_one_strategies_file_entry_and_a_new_partition(tmp_path, monkeypatch):
+    """A strategy of the strategies file gets its partition of chunks and of every model's embeddings from the
+    model_registry sensor, as a model does: no code, no restart."""
+    import json
 
-    program = (
-        "from rag_assets.lib.ingest import chunking\n"
-        "chunking.STRATEGIES['boundaries_header_256'] = chunking.Strategy("
-        "'boundaries_header_256', target=256, boundaries=True, header=True)\n"
-        "from rag_assets.definitions import defs\n"
-        "from dagster import AssetKey\n"
-        "graph = defs().resolve_asset_graph()\n"
-        "print(sorted(graph.get(AssetKey('chunks')).partitions_def.get_partition_keys()))\n"
-        "multi = graph.get(AssetKey('embeddings')).partitions_def\n"
-        "print(len(multi.get_partitions_def_for_dimension('strategy').get_partition_keys()))\n"
-    )
-    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
-    strategies, embedding_strategies = result.stdout.strip().splitlines()
-    assert "'boundaries_header_256'" in strategies and strategies.count("'") == 2 * 8
-    assert int(embedding_strategies) == 8  # and every model's embeddings get the new strategy
+    from dagster import AssetKey, DagsterInstance, build_sensor_context
+
+    from rag_assets.lib.ingest.chunking import STRATEGIES
+    from rag_assets.partitions import model_partitions, strategy_partitions
+    from rag_assets.schedules import model_registry
+
+    strategies_file = tmp_path / "strategies.json"
+    strategies_file.write_text(json.dumps([{"name": "bh", "header": True, "unit": "tokens", "size": [128, 256]}]))
+    monkeypatch.setenv("RAG_ASSETS_STRATEGIES_FILE", str(strategies_file))
+    repository = load_definitions().get_repository_def()
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions(model_partitions.name, ["all-MiniLM-L6-v2"])
+        result = model_registry.evaluate_tick(build_sensor_context(instance=instance, repository_def=repository))
+        [request] = [r for r in result.dynamic_partitions_requests if r.partitions_def_name == strategy_partitions.name]
+        assert list(request.partition_keys) == [*STRATEGIES, "bh-128t-o0", "bh-256t-o0"]
+        instance.add_dynamic_partitions(strategy_partitions.name, list(request.partition_keys))
+        graph = load_definitions().resolve_asset_graph()
+        chunk_keys = graph.get(AssetKey("chunks")).partitions_def.get_partition_keys(dynamic_partitions_store=instance)
+        assert chunk_keys == [*STRATEGIES, "bh-128t-o0", "bh-256t-o0"]
+        embedding_keys = graph.get(AssetKey("embeddings")).partitions_def.get_partition_keys(
+            dynamic_partitions_store=instance)
+        assert len(embedding_keys) == 9 and "all-MiniLM-L6-v2|bh-256t-o0" in embedding_keys
 
 
 def test_the_executor_comes_from_the_environment_and_an_unknown_one_is_refused(monkeypatch):

@@ -87,8 +87,10 @@ def test_the_sensors_say_what_they_do(repository):
         assert sensor.description and len(sensor.description) > 80, sensor.name
     with DagsterInstance.ephemeral() as instance:
         from rag_assets.lib.embed.models import registry
-        from rag_assets.partitions import model_partitions
+        from rag_assets.lib.ingest.chunking import STRATEGIES
+        from rag_assets.partitions import model_partitions, strategy_partitions
 
         instance.add_dynamic_partitions(model_partitions.name, list(registry("")))
+        instance.add_dynamic_partitions(strategy_partitions.name, list(STRATEGIES))
         result = model_registry.evaluate_tick(build_sensor_context(instance=instance, repository_def=repository))
-        assert result.skip_message.startswith("every registered model has its partition (")
+        assert result.skip_message.startswith("every registered model and strategy has its partition (")

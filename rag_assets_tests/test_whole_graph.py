@@ -41,7 +41,7 @@ def test_whole_graph_with_the_real_models(small_home):
     settings, instance = small_home
     # the runs list tells what each run was: named jobs, tagged with the command, models and strategies
     runs = instance.get_runs()
-    assert {run.job_name for run in runs} == {"observe_inputs", "evaluation_inputs", "chunking", "model_partition",
+    assert {run.job_name for run in runs} == {"observe_inputs", "observe_strategies", "evaluation_inputs", "chunking", "model_partition",
                                               "evaluation_metrics"}
     assert all(run.tags["rag_assets/trigger"] == "cli" and run.tags["rag_assets/command"] == "evaluate"
                and run.tags["rag_assets/models"] == ",".join(MODELS)

@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from rag_assets.cli.exit_codes import EXIT_INTERRUPTED, EXIT_OK
 from rag_assets.cli.results import CONFIGURATION, report
 from rag_assets.environment import use_dagster_home
 from rag_assets.lib.store import paths
@@ -94,11 +95,13 @@ def _inputs(args: argparse.Namespace, home: Path) -> dict:
 def evaluate_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.instance.dagster_yaml import default_instance
     from rag_assets.resources import BM25Settings, RagSettings
-    from rag_assets.runner.evaluation import check_names, materialize_all
+    from rag_assets.runner.evaluation import check_names, check_retrievers_file, materialize_all, strategies_of
 
     bm25 = BM25Settings(k1=args.bm25_k1, b=args.bm25_b, stopwords=args.bm25_stopwords, stemmer=args.bm25_stemmer)
     settings = RagSettings(**_inputs(args, home), beir_split=args.beir_split, bm25=bm25, top_k=args.top_k)
-    check_names(args.models or [], args.strategies or [], current().models_file)  # before the Dagster folder is created
+    _, known = strategies_of(current(), None)  # a bad strategies file is one line before anything is created
+    check_names(args.models or [], args.strategies or [], current().models_file, known)  # before the Dagster folder
+    check_retrievers_file(current().retrievers_file)
     show_step_progress()
     outcome = materialize_all(settings, default_instance(home), model_keys=args.models, strategies=args.strategies,
                               progress=progress, rebuild=args.rebuild)
@@ -122,9 +125,11 @@ def print_verdict(home: Path) -> int:
 def backfill_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.instance.dagster_yaml import default_instance
     from rag_assets.resources import RagSettings
-    from rag_assets.runner.evaluation import backfill_model, check_names
+    from rag_assets.runner.evaluation import backfill_model, check_names, check_retrievers_file, strategies_of
 
-    check_names([args.model], args.strategies or [], current().models_file)  # before the Dagster folder is created
+    _, known = strategies_of(current(), None)  # a bad strategies file is one line before anything is created
+    check_names([args.model], args.strategies or [], current().models_file, known)  # before the Dagster folder
+    check_retrievers_file(current().retrievers_file)
     show_step_progress()
     backfill_model(RagSettings(**_inputs(args, home)), default_instance(home), args.model, strategies=args.strategies,
                    progress=progress)
@@ -147,12 +152,16 @@ def ui_command(args: argparse.Namespace, home: Path) -> int:
     # warning is silenced, by its text alone.
     command = [sys.executable, "-W", f"ignore:{SUPERSEDED_WARNING}", "-m", "dagster", "dev", "-w", str(workspace),
                "-p", str(args.port), "-h", args.host]
-    os.chdir(PROJECT_ROOT)
-    # a shell that starts a command in the background sets SIGINT to be ignored, and an ignored signal stays
-    # ignored across exec; Dagster maps SIGTERM to its SIGINT handling, so `dagster dev` (and the servers it
-    # starts) would then ignore both. It starts with both signals at their defaults instead.
-    import signal
+    # `dagster dev` runs under this process, in a process group of its own (runner/supervision.py): Ctrl-C or
+    # SIGTERM, to this process or to its whole group, is passed on once as the Ctrl-C Dagster shuts down on,
+    # and what of the webserver, the daemon and the code servers still runs GRACE_SECONDS later is killed.
+    # It starts with both signals at their defaults, even where a shell started this with Ctrl-C ignored.
+    from rag_assets.runner.supervision import GRACE_SECONDS, supervise
 
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, signal.SIG_DFL)
-    os.execvp(command[0], command)
+    stopped = supervise(command, cwd=PROJECT_ROOT)
+    if stopped.killed:
+        print(f"rag-assets ui: the Dagster services had not stopped {GRACE_SECONDS:.0f} s after the interrupt: "
+              "what was left of them was killed", file=sys.stderr)
+    if stopped.interrupted:  # stopping it is how a session of the UI ends
+        return EXIT_INTERRUPTED if stopped.killed else EXIT_OK
+    return stopped.status

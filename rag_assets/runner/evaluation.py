@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus
 
@@ -23,6 +23,7 @@ from rag_assets.definitions import build_definitions
 from rag_assets.lib.embed.models import registry
 from rag_assets.lib.evaluate.results_store import newest_evaluation_run, withdraw_failed, withdraw_run
 from rag_assets.lib.ingest.chunking import STRATEGIES
+from rag_assets.lib.ingest.strategies import StrategyFileError
 from rag_assets.lib.retrieve.external import registry as external_registry
 from rag_assets.lib.store.database import damage_of
 from rag_assets.lib.store.paths import duckdb_path, stored_database
@@ -31,7 +32,9 @@ from rag_assets.partitions import (
     MODEL,
     STRATEGY,
     add_model_partitions,
+    add_strategy_partitions,
     model_strategy_key,
+    registered_strategies,
 )
 from rag_assets.resources import EmbeddingModels, RagSettings
 from rag_assets.runner.failures import (
@@ -168,9 +171,12 @@ class Runner:
             self.progress(f"warning: {failure_paragraph(result, 'publish_evaluation')}")
 
     def observe_inputs(self, model_keys: Sequence[str]) -> None:
-        """Register model partitions, then observe the corpus folder and the models' weights."""
+        """Register model and strategy partitions, then observe the corpus folder, the models' weights and the
+        strategies' definitions."""
         add_model_partitions(self.instance, model_keys)
+        add_strategy_partitions(self.instance, list(registered_strategies(self.settings)))
         self.run("observe_inputs", label="(corpus_folder, embedding_model)")
+        self.run("observe_strategies", label="(chunking_strategy)")
 
     def external_partitions(self) -> list[str]:
         """Observe every registered external retriever (its index version), then ask each one the evaluation
@@ -186,6 +192,19 @@ class Runner:
         # metrics
         self.external_changed = len(self.skipped) - skipped < len(keys)
         return [key for key in keys if key not in self.failed_alone]
+
+    def chunking_partition(self, job: str, strategy: str) -> list[CheckOutcome]:
+        """Chunk one strategy; one that fails (a team's splitter that raises, or a library not installed) is one
+        warning line, its name kept in ``failed_alone``, and the other strategies go on."""
+        result = self.run(job, strategy, f"[{strategy}]", raise_on_error=False)
+        if not result.success:
+            if interrupted(result) or debugging():
+                raise (RunInterrupted if interrupted(result) else RunFailed)(
+                    failure_paragraph(result, f"{job} [{strategy}]"), result.run_id)
+            self.progress(f"warning: {failure_paragraph(result, f'{job} [{strategy}]')}; the other strategies go on")
+            self.failed_alone.append(strategy)
+            return []
+        return checks_of(result)
 
     def model_partitions(self, model: str, strategies: Sequence[str]) -> list[CheckOutcome]:
         return [outcome for strategy in strategies for outcome in self.checks_unless_current(
@@ -216,16 +235,38 @@ def _tags(command: str, model_keys: Sequence[str], strategies: Sequence[str]) ->
     return {COMMAND_TAG: command, MODELS_TAG: ",".join(model_keys), STRATEGIES_TAG: ",".join(strategies)}
 
 
-def check_names(model_keys: Sequence[str], strategies: Sequence[str], models_file: str) -> None:
-    """UsageError for a model or strategy that is not registered (the models of ``models_file`` included), or
-    named twice (before anything opens)."""
-    for name, keys, known in ((MODEL, model_keys, registry(models_file)), (STRATEGY, strategies, STRATEGIES)):
+def check_names(model_keys: Sequence[str], strategies: Sequence[str], models_file: str,
+                known_strategies: Mapping[str, object] = STRATEGIES) -> None:
+    """UsageError for a model or strategy that is not registered (the models of ``models_file`` and the strategies
+    of the strategies file included), or named twice (before anything opens)."""
+    for name, keys, known in ((MODEL, model_keys, registry(models_file)), (STRATEGY, strategies, known_strategies)):
         unknown = [key for key in keys if key not in known]
         if unknown:
             raise UsageError(f"unknown {name} {', '.join(unknown)}; registered: {', '.join(known)}")
         twice = sorted({key for key in keys if list(keys).count(key) > 1})
         if twice:
             raise UsageError(f"{name} {', '.join(twice)} named more than once; name each once")
+
+
+def strategies_of(settings: RagSettings, strategies: Sequence[str] | None) -> tuple[list[str], dict]:
+    """The strategies a command runs (default: every registered one) and the registry; a strategies file that
+    cannot be used is a UsageError in one line, before anything runs."""
+    try:
+        known = registered_strategies(settings)
+    except StrategyFileError as error:
+        raise UsageError(str(error)) from None
+    return list(strategies or known), known
+
+
+def check_retrievers_file(retrievers_file: str) -> None:
+    """UsageError for a retrievers file that cannot be read or holds a bad entry, before anything runs (not
+    after the corpus is observed and chunked)."""
+    from rag_assets.lib.retrieve.external import ExternalRetrieverError
+
+    try:
+        external_registry(retrievers_file)
+    except ExternalRetrieverError as error:
+        raise UsageError(str(error)) from None
 
 
 def materialize_all(
@@ -240,8 +281,9 @@ def materialize_all(
     """Run corpus -> metrics for the given models and strategies (default: all registered); model x
     strategy partitions and the metrics only where they are not up to date, unless ``rebuild``."""
     model_keys = list(model_keys or registry(settings.models_file))
-    strategies = list(strategies or STRATEGIES)
-    check_names(model_keys, strategies, settings.models_file)
+    strategies, known = strategies_of(settings, strategies)
+    check_names(model_keys, strategies, settings.models_file, known)
+    check_retrievers_file(settings.retrievers_file)
     runner = Runner(settings, instance, models, progress, _tags("evaluate", model_keys, strategies), rebuild)
     runner.observe_inputs(model_keys)
     outcome = EvaluationOutcome()
@@ -254,8 +296,9 @@ def materialize_all(
             outcome.extraction, outcome.eval_set = metadata_of(inputs, "extracted_text"), metadata_of(inputs, "eval_set")
             outcome.checks += checks_of(inputs)
         elif stage.partitioning == STRATEGY:
-            for strategy in strategies:
-                outcome.checks += checks_of(runner.run(stage.job, strategy, f"[{strategy}]"))
+            for strategy in strategies:  # a strategy that fails (a team's splitter) fails alone, in one line
+                outcome.checks += runner.chunking_partition(stage.job, strategy)
+            strategies = [strategy for strategy in strategies if strategy not in runner.failed_alone]
         elif stage.partitioning == MODEL:
             for model in model_keys:
                 outcome.checks += runner.model_partitions(model, strategies)
@@ -282,8 +325,9 @@ def backfill_model(
 
     Unchanged chunk texts are not re-embedded if this weights revision has embedded them before.
     """
-    strategies = list(strategies or STRATEGIES)
-    check_names([model], strategies, settings.models_file)
+    strategies, known = strategies_of(settings, strategies)
+    check_names([model], strategies, settings.models_file, known)
+    check_retrievers_file(settings.retrievers_file)
     runner = Runner(settings, instance, models, progress, _tags("backfill", [model], strategies))
     runner.observe_inputs([model])
     outcome = EvaluationOutcome(partitions=[f"{model} x {strategy}" for strategy in strategies])
