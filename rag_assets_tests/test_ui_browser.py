@@ -148,8 +148,8 @@ def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(
             cursor = sensor[sensor.index("Cursor"):]
             assert cursor.split("\n", 1)[1].lstrip().startswith(("no night started yet", "night of ")), cursor[:300]
             registry_sensor = open_page(page, server.url + "/locations/__repository__@rag_assets/sensors/model_registry", "sensor-registry")
-            assert "adds a `model` partition for each entry" in registry_sensor or \
-                "adds a model partition for each entry" in registry_sensor, registry_sensor[:2000]
+            assert "adds a `model` or `strategy` partition for each entry" in registry_sensor or \
+                "adds a model or strategy partition for each entry" in registry_sensor, registry_sensor[:2000]
 
             # a check result is visible, with its description
             checks = open_page(page, server.url + "/assets/retrieval_metrics?view=checks", "checks")

@@ -22,13 +22,15 @@ from rag_assets.lib.evaluate.page import write_page
 from rag_assets.lib.evaluate.regressions import latest_regressions
 from rag_assets.lib.evaluate.report import Report, build_report, headline, plots_markdown
 from rag_assets.lib.evaluate.results_store import Evaluation, record_evaluation, withdraw_run
+from rag_assets.lib.evaluate.size_view import strategy_rows
+from rag_assets.lib.ingest.splitters import SplitterError, library_version
 from rag_assets.lib.retrieve.engine import model_free
 from rag_assets.lib.retrieve.external import registry as external_registry
 from rag_assets.lib.store.database import read_only
 from rag_assets.lib.store.paths import stored_database
 from rag_assets.lib.store.schemas import STAMP_FIELDS
 from rag_assets.lib.store.stamps import PIPELINE_VERSION, stamp_problems
-from rag_assets.partitions import external_partitions
+from rag_assets.partitions import external_partitions, registered_strategies
 from rag_assets.resources import EmbeddingModels, RagSettings
 from rag_assets.tags import DUCKDB_WRITE_POOL
 
@@ -81,7 +83,8 @@ def retrieval_metrics(
                                        stamp_rule(models, corpus_snapshot), models.registered(),
                                        external, settings.decision_rule(),
                                        settings.retrievers or None, run_settings(settings, models) | (
-                                           {"external_left_out": left_out} if left_out else {}))
+                                           {"external_left_out": left_out} if left_out else {}),
+                                       strategy_definitions())
         for warning in [*left_out, *evaluation.warnings]:
             context.log.warning(warning)
         report = build_report(evaluation.table, evaluation.paired, evaluation.costs, evaluation.configurations,
@@ -95,6 +98,19 @@ def retrieval_metrics(
             context.log.warning(line)  # so its evaluation must not stay the current one
         raise
     return MaterializeResult(metadata=metrics_metadata(evaluation, report, settings.duckdb_path, missed, page))
+
+
+def strategy_definitions() -> list[dict]:
+    """Every registered strategy's definition and splitter library version (the ``strategies`` table: the size
+    view's families, sizes and overlaps)."""
+    strategies = registered_strategies()
+    libraries = {}
+    for name, strategy in strategies.items():
+        try:
+            libraries[name] = library_version(strategy)
+        except SplitterError:  # not installed: its partitions failed alone, and it has no rows to describe
+            libraries[name] = ""
+    return strategy_rows(strategies, libraries)
 
 
 def run_settings(settings: RagSettings, models: EmbeddingModels) -> dict:

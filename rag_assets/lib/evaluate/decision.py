@@ -25,6 +25,7 @@ import pyarrow as pa
 from rag_assets.lib.evaluate import catalog
 from rag_assets.lib.evaluate.measures import comparison, table_exists
 from rag_assets.lib.evaluate.multiplicity import METHODS
+from rag_assets.lib.evaluate.size_view import whole_strategies
 from rag_assets.lib.ingest.chunking import STRATEGIES
 from rag_assets.lib.retrieve.context import TOKENIZER
 from rag_assets.lib.store.stamps import EXTERNAL_MODEL
@@ -65,10 +66,11 @@ def _largest_chunk(connection: duckdb.DuckDBPyConnection) -> dict[str, int]:
     return dict(connection.sql("SELECT strategy, max(max_content_tokens) FROM chunk_stats GROUP BY strategy").fetchall())
 
 
-def competes(strategy: str, budget: int, largest: dict[str, int]) -> bool:
-    """Whether a configuration of ``strategy`` competes at ``budget`` (rule 1 of the module)."""
-    whole = STRATEGIES[strategy].whole if strategy in STRATEGIES else False
-    return not whole or largest.get(strategy, budget + 1) <= budget
+def competes(strategy: str, budget: int, largest: dict[str, int], whole: set[str] | None = None) -> bool:
+    """Whether a configuration of ``strategy`` competes at ``budget`` (rule 1 of the module); ``whole`` names the
+    strategies that cut nothing (default: the built-in ones)."""
+    whole = whole if whole is not None else {name for name, s in STRATEGIES.items() if s.whole}
+    return strategy not in whole or largest.get(strategy, budget + 1) <= budget
 
 
 def rank_configurations(connection: duckdb.DuckDBPyConnection, rule: DecisionRule) -> list[dict]:
@@ -77,9 +79,9 @@ def rank_configurations(connection: duckdb.DuckDBPyConnection, rule: DecisionRul
     name = rule.measure
     rows = [row for row in comparison(connection, ("model", "strategy", "retriever")).to_pylist()
             if row["model"] != EXTERNAL_MODEL and row.get(name) is not None]
-    largest = _largest_chunk(connection)
+    largest, whole = _largest_chunk(connection), whole_strategies(connection)
     for row in rows:
-        row["competes"] = competes(row["strategy"], rule.budget, largest)
+        row["competes"] = competes(row["strategy"], rule.budget, largest, whole)
     order = lambda r: (-r[name], -r["mrr"], r[f"context_at_{rule.budget}_tokens"], r["model"], r["strategy"],  # noqa: E731
                        r["retriever"])
     ranked = sorted((r for r in rows if r["competes"]), key=order)

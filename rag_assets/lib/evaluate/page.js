@@ -151,6 +151,44 @@ function curves() {
   });
 }
 
+function sizeSeries(points, value) {
+  // one line per family and overlap, in the unit most points are in
+  const units = points.map(p => p.unit);
+  const unit = units.filter(u => u === "tokens").length >= units.length / 2 ? "tokens" : "characters";
+  const lines = {};
+  for (const p of points.filter(p => p.unit === unit)) {
+    const name = `${p.family} (${p.kind})` + (p.overlap ? `, overlap ${p.overlap}` : "");
+    (lines[name] = lines[name] || []).push({x: p.size, y: p[value], lo: p[value + "_low"], hi: p[value + "_high"]});
+  }
+  return {unit, series: Object.entries(lines).map(([name, pts]) => ({name, points: pts.sort((a, b) => a.x - b.x)}))};
+}
+
+function sizes() {
+  const section = document.getElementById("sizes");
+  const points = (D.sizes && D.sizes.points) || [];
+  if (!points.length) { section.hidden = true; return; }
+  const k = D.sizes.k;
+  const within = sizeSeries(points, "success"), atK = sizeSeries(points, `success_at_${k}`);
+  const xs = [...new Set(points.filter(p => p.unit === within.unit).map(p => p.size))].sort((a, b) => a - b);
+  chart(document.getElementById("size-chart"), {xs, logX: true, series: within.series,
+    xLabel: `chunk size (${within.unit})`, yLabel: `success within ${D.budget} tokens`});
+  chart(document.getElementById("size-k-chart"), {xs, logX: true, series: atK.series,
+    xLabel: `chunk size (${within.unit})`, yLabel: `success@${k}`});
+  const table = document.getElementById("size-table");
+  table.textContent = "";
+  table.append(el("tr", {}, ["family", "kind", "strategy", "size", "overlap", `S@${D.budget}t`, `S@${k}`,
+    "tokens embedded", "embedding s"].map(h => el("th", {}, h))));
+  const figure = (p, name) => p[name] === null || p[name] === undefined ? "-" :
+    `${p[name].toFixed(3)} [${p[name + "_low"].toFixed(2)}, ${p[name + "_high"].toFixed(2)}]`;
+  for (const p of points) {
+    table.append(el("tr", {"data-strategy": p.strategy}, [p.family, p.kind, p.strategy, `${p.size} ${p.unit}`,
+      String(p.overlap), figure(p, "success"), figure(p, `success_at_${k}`),
+      p.tokens_embedded === null ? "-" : p.tokens_embedded.toLocaleString("en"),
+      p.embedding_seconds === null || p.embedding_seconds === undefined ? "-" : p.embedding_seconds.toFixed(1)]
+      .map(v => el("td", {}, v))));
+  }
+}
+
 function refusal() {
   const target = document.getElementById("refusal-body");
   target.textContent = "";
@@ -427,6 +465,7 @@ async function main() {
     + `${D.needles.length} needles; the needle is the unit; p adjusted by ${D.adjustment}`;
   decisionSection();
   curves();
+  sizes();
   refusal();
   tableSection();
   const first = D.decision.pick || (D.configurations[0] || {}).key, second = D.decision.runner_up || (D.configurations[1] || {}).key;

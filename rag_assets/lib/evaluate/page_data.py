@@ -31,6 +31,7 @@ from rag_assets.lib.evaluate.measures import (
     per_query,
     table_exists,
 )
+from rag_assets.lib.evaluate.size_view import FIXED_K
 from rag_assets.lib.evaluate.verdict import refusal_lines, verdict
 from rag_assets.lib.ingest.documents import canonical_texts
 from rag_assets.lib.ingest.folding import find_folded
@@ -220,6 +221,20 @@ def _needle_string(values: dict[str, float], needles: list[str]) -> str:
     return "".join(out)
 
 
+def size_points(connection: duckdb.DuckDBPyConnection, decision: dict) -> dict:
+    """The size view of the pick's model and retriever (``size_view``, as stored): every point, and the k its
+    fixed-k figures are at."""
+    if not table_exists(connection, "size_view"):
+        return {"k": FIXED_K[-1], "points": []}
+    pick = (decision or {}).get("pick")
+    configuration = next((c for c in _rows(connection, "SELECT model, strategy, retriever FROM decision")), None)
+    if not pick or configuration is None or configuration["model"] is None:
+        return {"k": FIXED_K[-1], "points": []}
+    points = _rows(connection, "SELECT * FROM size_view WHERE model = ? AND retriever = ? ORDER BY family, unit, size, "
+                               "overlap", [configuration["model"], configuration["retriever"]])
+    return {"k": FIXED_K[-1], "points": points}
+
+
 def gather(connection: duckdb.DuckDBPyConnection, home: Path) -> dict:
     """The page's data, as plain JSON values."""
     data = PageData(connection, home)
@@ -327,6 +342,7 @@ def gather(connection: duckdb.DuckDBPyConnection, home: Path) -> dict:
         "needle_values": needle_strings,
         "chunks": chunk_rows, "highlights": highlights, "snippets": snippets,
         "refusal": _refusal(data, decision),
+        "sizes": size_points(connection, decision),
         "runs": runs,
         "history": history,
         "run_values": {f"{run_id}|{key}": _needle_string(v, needles) for (run_id, key), v in per_run.items()},

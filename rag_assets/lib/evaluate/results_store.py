@@ -28,6 +28,7 @@ from rag_assets.lib.evaluate.measures import (
     write_results,
     write_threshold_sweep,
 )
+from rag_assets.lib.evaluate.size_view import write_size_view, write_strategies
 from rag_assets.lib.evaluate.verdict import decision_summary, verdict
 from rag_assets.lib.store.database import DamagedDatabase, damage_of, keep_previous, previous_of, read_only, set_aside
 from rag_assets.lib.store.object_store import object_store
@@ -166,7 +167,8 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
                       stamp_check: Callable[[list[dict]], list[str]] | None = None,
                       registered: Collection[str] | None = None,
                       external: Collection[str] = (), rule: DecisionRule = DecisionRule(),
-                      recorded: Collection[str] | None = None, run_settings: dict | None = None) -> Evaluation:
+                      recorded: Collection[str] | None = None, run_settings: dict | None = None,
+                      strategies: list[dict] | None = None) -> Evaluation:
     """Append every materialised retrieval partition as a new evaluation run, rebuild the views,
     ``chunk_stats``, the decision (``rule``: at which context budget, adjusted how) and ``comparisons``.
     The retrievers that use no embedding model come from ``lexical_runs``, once per strategy (with
@@ -204,7 +206,10 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
         calibrated = bool(sweeps)
         if calibrated:
             write_threshold_sweep(connection, pa.concat_tables([s.select(sweeps[0].column_names) for s in sweeps]))
+        if strategies is not None:
+            write_strategies(connection, strategies)
         ranking = write_decision(connection, rule)
+        write_size_view(connection, rule.budget)
         paired = write_comparisons(connection, ranking, rule)
         return Evaluation(
             run_id=run_id, rows=runs.num_rows, table=comparison(connection), paired=paired, ranking=ranking,

@@ -14,6 +14,7 @@ from rag_assets.lib.evaluate.comparisons import QUESTIONS, adjustment_label, nam
 from rag_assets.lib.evaluate.decision import stored_decision, stored_ranking
 from rag_assets.lib.evaluate.measures import paired_comparisons, suggested_cuts, table_exists
 from rag_assets.lib.evaluate.regressions import latest_regressions
+from rag_assets.lib.evaluate.size_view import FIXED_K, size_lines
 from rag_assets.lib.retrieve.engine import gate_of
 
 MAX_EQUALS = 6  # configurations named as not distinguishable from the pick; the rest counted
@@ -113,6 +114,13 @@ def verdict(connection: duckdb.DuckDBPyConnection, home: Path) -> str:
         lines.append(f"  Not competing at {budget} tokens (whole documents larger than the budget): "
                      f"{len(left_out)} configuration{'s' if len(left_out) > 1 else ''}, e.g. "
                      f"{name_of(_configuration(left_out[0]))}")
+    if table_exists(connection, "size_view"):
+        sizes = size_lines(connection.sql("SELECT * FROM size_view").to_arrow_table().to_pylist(), pick["model"],
+                           pick["retriever"], budget)
+        if sizes:
+            lines.append(f"  Chunk size, on {pick['model']} x {pick['retriever']} (success within {budget} tokens, and "
+                         f"at k = {FIXED_K[-1]}, where larger chunks win by construction):")
+            lines += [f"    {line}" for line in sizes]
     lines.append(f"  Significant after adjustment: {len(significant)} of {len(tests)} tests "
                  f"({sum(t['p_value'] < alpha for t in tests)} at raw p < {alpha:g})")
     lines.append(f"The questions, on {pick['model']} at {budget} tokens:")
