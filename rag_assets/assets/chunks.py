@@ -21,6 +21,7 @@ from dagster import (
 from rag_assets.asset_support import as_metadata, preview_table, table_version, versioned_output
 from rag_assets.automation import REBUILD_CHUNK_QUALITY, REBUILD_CHUNKS
 from rag_assets.dagster_compat import data_version_tag
+from rag_assets.lib.embed.models import RegistryModels, registry
 from rag_assets.lib.evaluate.chunk_quality import quality_code_version, quality_row
 from rag_assets.lib.ingest.chunking import character_stats, chunking_code_version, strategy_version
 from rag_assets.lib.ingest.samples import sample_chunks
@@ -28,6 +29,7 @@ from rag_assets.lib.ingest.splitters import SplitterError, library_version, stra
 from rag_assets.lib.ingest.strategies import StrategyFileError
 from rag_assets.lib.store.schemas import CHUNK_QUALITY, CHUNKS, table_from_rows
 from rag_assets.partitions import registered_strategies, strategy_partitions
+from rag_assets.settings import current
 
 UNLOCATED = b"rag_assets.unlocated"  # the chunks table's schema metadata: what a splitter returned, not located
 
@@ -54,7 +56,7 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
                 continue
             strategy = strategies[key]
             try:
-                library = library_version(strategy)
+                library = library_version(strategy, RegistryModels(registry(current().models_file)))
             except SplitterError as error:
                 context.log.error(str(error))
                 continue
@@ -63,7 +65,8 @@ with warnings.catch_warnings():  # observable source assets are beta, and exactl
                 tags={data_version_tag(): strategy_version(strategy, library)},
                 metadata=as_metadata({"kind": strategy.kind, "size": strategy.target, "overlap": strategy.overlap,
                                       "unit": strategy.unit, "splitter": strategy.splitter or "none",
-                                      "library": library or "none", "family": strategy.line})))
+                                      "library": library or "none", "family": strategy.line,
+                                      "model": strategy.model or "none"})))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BetaWarning)
             return DataVersionsByPartition({})  # each partition's version was logged with its description above
@@ -88,7 +91,8 @@ def chunks(context: AssetExecutionContext, extracted_text: pa.Table) -> Output[p
     """The chunks of every extracted document under one chunking strategy (ours, or a team's splitter)."""
     strategy = strategy_of(context.partition_key)
     try:
-        rows, split = strategy_chunk_rows(extracted_text.to_pylist(), strategy)
+        rows, split = strategy_chunk_rows(extracted_text.to_pylist(), strategy,
+                                          models=RegistryModels(registry(current().models_file)))
     except SplitterError as error:
         raise Failure(str(error)) from None
     stats = character_stats([row["content"] for row in rows])

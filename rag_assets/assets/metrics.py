@@ -17,6 +17,7 @@ from dagster import (
 
 from rag_assets.asset_support import preview_table, snapshot_of
 from rag_assets.automation import EVALUATE
+from rag_assets.lib.embed.models import RegistryModels, registry
 from rag_assets.lib.evaluate.misses import worst_queries_of_pick
 from rag_assets.lib.evaluate.page import write_page
 from rag_assets.lib.evaluate.regressions import latest_regressions
@@ -32,6 +33,7 @@ from rag_assets.lib.store.schemas import STAMP_FIELDS
 from rag_assets.lib.store.stamps import PIPELINE_VERSION, stamp_problems
 from rag_assets.partitions import external_partitions, registered_strategies
 from rag_assets.resources import EmbeddingModels, RagSettings
+from rag_assets.settings import current
 from rag_assets.tags import DUCKDB_WRITE_POOL
 
 
@@ -107,7 +109,7 @@ def strategy_definitions() -> list[dict]:
     libraries = {}
     for name, strategy in strategies.items():
         try:
-            libraries[name] = library_version(strategy)
+            libraries[name] = library_version(strategy, RegistryModels(registry(current().models_file)))
         except SplitterError:  # not installed: its partitions failed alone, and it has no rows to describe
             libraries[name] = ""
     return strategy_rows(strategies, libraries)

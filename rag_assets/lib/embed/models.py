@@ -194,3 +194,33 @@ def load_model(key: str, models: dict[str, ModelSpec] = BUILT_IN, onnx_dir: Path
         ) from error
     embedder.check_dimension()
     return embedder
+
+
+class RegistryModels:
+    """The registered models as a semantic splitter needs them (``ingest.semantic.SemanticModels``): each one's
+    stamp and dimension without loading it, and its document embedding, loaded at the first call."""
+
+    def __init__(self, models: dict[str, ModelSpec]) -> None:
+        self.models = models
+        self._loaded: dict[str, Embedder] = {}
+
+    def _spec(self, key: str) -> ModelSpec:
+        if key not in self.models:
+            raise KeyError(f"model {key!r} is not registered (registered: {', '.join(sorted(self.models))})")
+        return self.models[key]
+
+    def stamp(self, key: str) -> str:
+        return f"model {key} {current_revision(self._spec(key))}"
+
+    def dimension(self, key: str) -> int:
+        return self._spec(key).dimension
+
+    def embed(self, key: str):
+        self._spec(key)
+
+        def embed(texts):
+            if key not in self._loaded:
+                self._loaded[key] = load_model(key, self.models)
+            return self._loaded[key].embed(texts)
+
+        return embed

@@ -71,6 +71,7 @@ class Strategy:
     splitter: str = ""  # the splitter's class (or, for the python kind, the callable's dotted path)
     options: tuple[tuple[str, str], ...] = ()  # the splitter's other keyword arguments: (name, JSON), sorted
     family: str = ""  # the entry a sweep expanded it from (the size view's line); its own name when none
+    model: str = ""  # a semantic splitter's embedding model (a registry key; ingest.semantic)
 
     def __post_init__(self) -> None:
         splitter_default = self.kind != OURS and self.target == 0 and self.overlap == 0  # the splitter's own size
@@ -87,7 +88,7 @@ class Strategy:
     def definition(self) -> str:
         """What this strategy's chunks depend on besides the chunking code, as text (its partition's version)."""
         return repr((self.target, self.overlap, self.boundaries, self.header, self.whole, self.unit, self.kind,
-                     self.splitter, self.options))
+                     self.splitter, self.options)) + (f" model {self.model}" if self.model else "")
 
 
 STRATEGIES: dict[str, Strategy] = {

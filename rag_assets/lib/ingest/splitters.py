@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterator
 from rag_assets.lib.ingest.chunking import OURS, TOKENS, Chunk, Strategy, chunk_id, chunk_rows, header_text, section_at
 from rag_assets.lib.ingest.documents import sections_from_rows
 from rag_assets.lib.ingest.folding import fold, folded_with_offsets
+from rag_assets.lib.ingest.semantic import SemanticModels, chonkie_embeddings, llamaindex_embedding, model_argument
 from rag_assets.lib.ingest.tokens import encoding, token_count
 
 CHARACTERS_PER_TOKEN = 4  # about, in English prose: where a chunk overlapping by some tokens is expected to start
@@ -56,17 +57,52 @@ class SplitterError(RuntimeError):
     paragraph = True
 
 
-def library_version(strategy: Strategy) -> str:
+def library_version(strategy: Strategy, models: SemanticModels | None = None) -> str:
     """The installed version of the strategy's splitter library ('' for ours and for python: the code is the
-    team's, versioned by its name), or SplitterError naming the extra to install."""
+    team's, versioned by its name), and for a semantic splitter its model's weight revision (``models``: the
+    registry), or SplitterError naming the extra to install."""
     if strategy.kind not in LIBRARIES:
         return ""
+    installed = _installed(strategy)
+    if not strategy.model:
+        return installed
+    try:
+        return f"{installed}; {_models(strategy, models).stamp(strategy.model)}"
+    except KeyError as error:
+        raise SplitterError(f"strategy {strategy.name!r}: {error.args[0]}") from None
+
+
+def _installed(strategy: Strategy) -> str:
+    """The splitter library's distribution and installed version, or SplitterError naming the extra."""
     module, distribution = LIBRARIES[strategy.kind]
     try:
         return f"{distribution} {version(distribution)}"
     except PackageNotFoundError:
         raise SplitterError(f"strategy {strategy.name!r}: kind {strategy.kind!r} needs {distribution}, which is not "
                             f"installed: pip install 'rag_assets[{EXTRA}]' (or pip install {distribution})") from None
+
+
+def _models(strategy: Strategy, models: SemanticModels | None) -> SemanticModels:
+    if models is None:
+        raise SplitterError(f"strategy {strategy.name!r}: a semantic splitter needs the model registry it embeds "
+                            "with (none was given)")
+    return models
+
+
+def _with_model(strategy: Strategy, options: dict[str, Any], models: SemanticModels | None) -> None:
+    """A semantic splitter's embedding model, the strategy's registered one, given as its library's own
+    argument (unless the team's options give one). It is loaded when the splitter first embeds."""
+    argument = model_argument(strategy.kind, strategy.splitter)
+    if argument is None or argument in options:
+        return
+    library_version(strategy, models)  # installed, and the model registered: else the line naming which
+    registered = _models(strategy, models)
+    embed = registered.embed(strategy.model)
+    if strategy.kind == "llamaindex":
+        options[argument] = llamaindex_embedding(embed, strategy.model)
+    else:
+        options[argument] = chonkie_embeddings(embed, registered.dimension(strategy.model),
+                                               encoding() if strategy.unit == TOKENS else "character")
 
 
 @dataclass
@@ -90,7 +126,7 @@ def _options(strategy: Strategy) -> dict[str, Any]:
 
 
 def _import(strategy: Strategy):
-    library_version(strategy)  # installed, or the line naming the extra
+    _installed(strategy)  # installed, or the line naming the extra
     return importlib.import_module(LIBRARIES[strategy.kind][0])
 
 
@@ -110,6 +146,9 @@ def _sized(strategy: Strategy, cls: type, size: str, overlap: str) -> dict[str, 
     """The library's own size arguments (none when the entry gives no size: the library's defaults)."""
     if not strategy.target:
         return {}
+    if not _takes(cls, size):
+        raise SplitterError(f"strategy {strategy.name!r}: {strategy.splitter} takes no size (it has no {size!r}); "
+                            "leave 'size' out")
     sized = {size: strategy.target}
     if _takes(cls, overlap):
         sized[overlap] = strategy.overlap
@@ -159,9 +198,11 @@ def _texts(result: Any, strategy: Strategy, doc_id: str) -> list[str]:
     return texts
 
 
-def make_splitter(strategy: Strategy) -> Callable[[str], Any]:
-    """A function from a canonical text to what the strategy's splitter returns for it."""
+def make_splitter(strategy: Strategy, models: SemanticModels | None = None) -> Callable[[str], Any]:
+    """A function from a canonical text to what the strategy's splitter returns for it (``models``: the registry
+    a semantic splitter's model is loaded from)."""
     kind, options = strategy.kind, _options(strategy)
+    _with_model(strategy, options, models)
     try:
         if kind == "langchain":
             module = _import(strategy)
@@ -273,9 +314,10 @@ def locate_chunks(text: str, chunks: list[str], overlap: int = 0) -> tuple[list[
 
 
 def split_documents(strategy: Strategy, documents: list[tuple[str, str]],
-                    seconds_per_document: float = SECONDS_PER_DOCUMENT) -> Split:
+                    seconds_per_document: float = SECONDS_PER_DOCUMENT,
+                    models: SemanticModels | None = None) -> Split:
     """Run the strategy's splitter on each (doc_id, canonical text) and locate what it returned."""
-    splitter = make_splitter(strategy)
+    splitter = make_splitter(strategy, models)
     split = Split()
     for doc_id, text in documents:
         if not text.strip():
@@ -320,13 +362,14 @@ def time_limit(seconds: float, said: str) -> Iterator[None]:
 
 
 def strategy_chunk_rows(documents: list[dict], strategy: Strategy,
-                        seconds_per_document: float = SECONDS_PER_DOCUMENT) -> tuple[list[dict], Split]:
+                        seconds_per_document: float = SECONDS_PER_DOCUMENT,
+                        models: SemanticModels | None = None) -> tuple[list[dict], Split]:
     """The chunk rows of every extracted document that is not failed (rows of ``extracted_text``) under any
     strategy, ours or a team's splitter, and for a splitter what could not be located."""
     kept = [document for document in documents if document["status"] == "ok"]
     if strategy.kind == OURS:
         return chunk_rows(kept, strategy), Split()
-    split = split_documents(strategy, [(d["doc_id"], d["text"]) for d in kept], seconds_per_document)
+    split = split_documents(strategy, [(d["doc_id"], d["text"]) for d in kept], seconds_per_document, models)
     rows = []
     for document in kept:
         text, title = document["text"], document["title"]

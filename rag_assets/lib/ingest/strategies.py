@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from rag_assets.lib.ingest.chunking import CHARACTERS, OURS, STRATEGIES, TOKENS, Strategy
+from rag_assets.lib.ingest.semantic import DEFAULT_MODEL, model_argument, semantic_classes
 from rag_assets.lib.store.names import name_problem
 from rag_assets.lib.store.registry_files import RegistryFile
 
 SPLITTER_KINDS = ("langchain", "llamaindex", "chonkie", "semchunk", "text_splitter", "python")
 KINDS = (OURS, *SPLITTER_KINDS)
-KEYS = ("name", "kind", "size", "unit", "overlap", "boundaries", "header", "whole", "splitter", "options")
+KEYS = ("name", "kind", "size", "unit", "overlap", "boundaries", "header", "whole", "splitter", "options", "model")
 WINDOW_TIMES = 8  # a chunk may be at most 8 times the largest registered model's window (in tokens)
 CHARACTERS_PER_TOKEN = 4  # for a size in characters: the same limit, at about 4 characters a token
 DEFAULT_WINDOW = 512
@@ -121,6 +122,7 @@ def strategies_of_entry(entry: object, at: str, largest_window: int = DEFAULT_WI
     if kind in SPLITTER_KINDS and kind not in ("semchunk",) and (not isinstance(splitter, str) or not splitter):
         raise StrategyFileError(f"{at}: key 'splitter': a {kind} strategy names its splitter "
                                 f"({'module:function' if kind == 'python' else 'its class'})")
+    model = _model(entry, kind, splitter, at)
     options = entry.get("options", {})
     if not isinstance(options, dict) or kind == OURS and options:
         raise StrategyFileError(f"{at}: key 'options': " + ("an object of the splitter's keyword arguments"
@@ -158,8 +160,22 @@ def strategies_of_entry(entry: object, at: str, largest_window: int = DEFAULT_WI
             raise StrategyFileError(f"{at}: key 'name': the sweep's name {member!r} {problem}; shorten the name")
         made.append(Strategy(member, target=size, overlap=resolved, boundaries=flags["boundaries"] and kind == OURS,
                              header=flags["header"], whole=flags["whole"], unit=unit or CHARACTERS, kind=kind,
-                             splitter=splitter, options=frozen_options, family=name))
+                             splitter=splitter, options=frozen_options, family=name, model=model))
     return made
+
+
+def _model(entry: Mapping[str, Any], kind: str, splitter: object, at: str) -> str:
+    """A semantic splitter's embedding model: the entry's 'model' (a registry key), else the default model; '' for
+    every other strategy, which may not name one."""
+    embeds = isinstance(splitter, str) and model_argument(kind, splitter) is not None
+    if "model" not in entry:
+        return DEFAULT_MODEL if embeds else ""
+    model = entry["model"]
+    if not embeds:
+        raise StrategyFileError(f"{at}: key 'model' is for a splitter that embeds ({semantic_classes()})")
+    if not isinstance(model, str) or not model:
+        raise StrategyFileError(f"{at}: key 'model': a registered model's name, not {model!r}")
+    return model
 
 
 def _flag(entry: Mapping[str, Any], key: str, default: bool, at: str) -> bool:

@@ -120,3 +120,49 @@ def test_a_library_that_is_not_installed_names_the_extra(monkeypatch):
     with pytest.raises(SplitterError, match=r"needs no-such-library, which is not installed: pip install "
                                             r"'rag_assets\[splitters\]'"):
         library_version(Strategy("lc", kind="langchain", splitter="X"))
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("kind, splitter, unit, size", [
+    ("llamaindex", "SemanticSplitterNodeParser", "characters", 0),
+    ("chonkie", "SemanticChunker", "tokens", 256),
+])
+def test_a_semantic_splitter_cuts_with_the_evaluations_own_model(kind, splitter, unit, size):
+    """LlamaIndex's and Chonkie's semantic splitters on real text with all-MiniLM-L6-v2 from its package: every
+    kept chunk is the canonical text it says, the cuts are the model's (more than one chunk a document), and the
+    model's weight revision is part of the strategy's version."""
+    from rag_assets.lib.embed.models import BUILT_IN, RegistryModels, current_revision
+
+    documents = canonical_documents()[:2]
+    strategy = Strategy("semantic", target=size, unit=unit, kind=kind, splitter=splitter, model="all-MiniLM-L6-v2")
+    models = RegistryModels(BUILT_IN)
+    rows, split = strategy_chunk_rows(documents, strategy, models=models)
+    texts = {document["doc_id"]: document["text"] for document in documents}
+    assert rows and split.unlocated == 0, split.named
+    assert all(row["content"] == texts[row["doc_id"]][row["start"]:row["end"]] for row in rows)
+    assert all(sum(row["doc_id"] == doc_id for row in rows) > 1 for doc_id in texts)
+    if size:
+        assert max(token_count(row["content"]) for row in rows) <= size + 2
+    revision = current_revision(BUILT_IN["all-MiniLM-L6-v2"])
+    assert library_version(strategy, models).endswith(f"; model all-MiniLM-L6-v2 {revision}")
+
+
+def test_a_semantic_splitter_names_its_model_and_an_unknown_one_is_one_line():
+    """The model is part of the definition (another model is another partition version); an unregistered model
+    is one line naming the strategy and the registered models."""
+    from rag_assets.lib.embed.models import BUILT_IN, RegistryModels
+    from rag_assets.lib.ingest.chunking import strategy_version
+
+    one = Strategy("s", target=0, kind="llamaindex", splitter="SemanticSplitterNodeParser", model="all-MiniLM-L6-v2")
+    other = Strategy("s", target=0, kind="llamaindex", splitter="SemanticSplitterNodeParser", model="bge-small")
+    assert strategy_version(one) != strategy_version(other)
+    assert Strategy("b").definition() == repr((512, 0, False, False, False, "characters", "ours", "", ()))
+    unknown = Strategy("s", target=0, kind="llamaindex", splitter="SemanticSplitterNodeParser", model="no-such")
+    with pytest.raises(SplitterError, match=r"^strategy 's': model 'no-such' is not registered \(registered: "):
+        library_version(unknown, RegistryModels(BUILT_IN))
+    with pytest.raises(SplitterError, match="needs the model registry"):
+        library_version(one)
+    with pytest.raises(SplitterError, match="takes no size"):
+        split_documents(Strategy("s", target=100, kind="llamaindex", splitter="SemanticSplitterNodeParser",
+                                 model="all-MiniLM-L6-v2"), [("a.html", "Some text. " * 20)],
+                        models=RegistryModels(BUILT_IN))

@@ -69,6 +69,8 @@ def test_the_registry_is_the_built_in_strategies_then_the_files(tmp_path):
     ({"name": "a", "unit": "tokens", "size": [100, 100]}, "key 'size': [100, 100] lists a value twice"),
     ({"name": "a" * 60, "unit": "tokens", "size": [100, 200]}, "the sweep's name"),
     ({"name": "a"}, "key 'size' is missing"),
+    ({"name": "a", "unit": "tokens", "size": 100, "model": "bge-small"}, "key 'model' is for a splitter that embeds"),
+    ({"name": "a", "kind": "chonkie", "splitter": "SemanticChunker", "model": 3}, "key 'model': a registered model"),
     ("blind", "entry 1: is a str, not an object"),
 ])
 def test_a_bad_entry_is_one_line_naming_the_file_the_entry_and_the_key(tmp_path, entry, said):
@@ -99,3 +101,12 @@ def test_the_size_limit_follows_the_largest_model_window(tmp_path):
     assert strategies_from_file(path, largest_window=1024)["a"].target == 8192
     with pytest.raises(StrategyFileError, match="from 1 to 4096"):
         strategies_from_file(path, largest_window=512)
+
+
+def test_a_semantic_splitter_gets_the_default_model_unless_it_names_one(tmp_path):
+    path = write(tmp_path, [{"name": "sem", "kind": "llamaindex", "splitter": "SemanticSplitterNodeParser"},
+                            {"name": "chk", "kind": "chonkie", "splitter": "SemanticChunker", "unit": "tokens",
+                             "size": 256, "model": "bge-small"},
+                            {"name": "rec", "kind": "chonkie", "splitter": "RecursiveChunker"}])
+    found = strategies_from_file(path)
+    assert (found["sem"].model, found["chk"].model, found["rec"].model) == ("all-MiniLM-L6-v2", "bge-small", "")
