@@ -174,3 +174,18 @@ def test_init_without_docs_indexes_the_folder_but_not_the_projects_own_files(tmp
     assert run.returncode == 0, run.stderr[-2000:]
     assert "3 documents (3 ok, 0 failed" in run.stdout, run.stdout[-3000:]
     assert "needles.jsonl" not in run.stdout.split("documents (")[1].split("\n")[0]
+
+
+def test_init_offers_the_strategies_file_commented_out_and_uncommenting_it_is_valid():
+    """No sweep by default (each point chunks and embeds the corpus again); the line that adds one is there, and
+    uncommented (with strategies = [] as it says) it reads as a project file."""
+    import tomllib
+
+    from rag_assets.cli.project import project_toml
+
+    text = project_toml("docs")
+    assert "strategies_file" not in tomllib.loads(text)
+    line = next(line for line in text.splitlines() if line.startswith("# strategies_file = "))
+    opened = text.replace(line, line[2:]).replace('strategies = ["boundaries_header", "boundaries"]', "strategies = []")
+    values = tomllib.loads(opened)
+    assert values["strategies_file"] == "strategies.toml" and values["strategies"] == []

@@ -21,6 +21,13 @@ HEADER = ("rag-assets project: read by `rag-assets` (any command, from this fold
           "relative\nto this file. Every setting and its table: docs/settings.md.")
 
 
+# a sweep of chunk size and overlap, or the team's own splitter, is a strategies file the user adds: not offered by
+# default, since each point of a sweep chunks and embeds the corpus once more (BENCHMARKS.md, "Chunk size,
+# overlap and the splitter": 16 points took 352 s on the default corpus with one model)
+SWEEP_HINT = ('strategies_file = "strategies.toml"  # chunk size and overlap swept, or your own LangChain or\n'
+              "LlamaIndex splitter beside ours (docs/chunking.md); then strategies = [] runs every one")
+
+
 def project_toml(corpus: str) -> str:
     """The project file for ``corpus``, written by a TOML library: any folder name is a valid string."""
     import tomlkit
@@ -40,6 +47,8 @@ def project_toml(corpus: str) -> str:
         if comment:
             item.comment(comment)
         document.add(key, item)
+    for line in SWEEP_HINT.splitlines():
+        document.add(tomlkit.comment(line))
     document.add(tomlkit.nl())
     schedule = tomlkit.table()
     cron = tomlkit.item("0 2 * * *")
