@@ -94,3 +94,34 @@ def test_the_sensors_say_what_they_do(repository):
         instance.add_dynamic_partitions(strategy_partitions.name, list(STRATEGIES))
         result = model_registry.evaluate_tick(build_sensor_context(instance=instance, repository_def=repository))
         assert result.skip_message.startswith("every registered model and strategy has its partition (")
+
+
+def test_a_strategies_file_written_while_the_ui_runs_gets_its_partitions_from_the_sensor(repository, tmp_path,
+                                                                                        monkeypatch):
+    """A sweep and a LangChain splitter added to the strategies file after the code location loaded: the next
+    model_registry tick adds exactly their strategy partitions (the built-in ones are there), and the tick after
+    that has nothing to add."""
+    import json
+
+    from rag_assets.lib.embed.models import registry
+    from rag_assets.lib.ingest.chunking import STRATEGIES
+    from rag_assets.partitions import model_partitions, strategy_partitions
+    from rag_assets.schedules import model_registry
+
+    strategies = tmp_path / "strategies.json"
+    strategies.write_text(json.dumps([
+        {"name": "bh", "header": True, "unit": "tokens", "size": [128, 256], "overlap": [0, 0.25]},
+        {"name": "lc", "kind": "langchain", "splitter": "RecursiveCharacterTextSplitter", "unit": "tokens",
+         "size": 256}]))
+    monkeypatch.setenv("RAG_ASSETS_STRATEGIES_FILE", str(strategies))
+    with DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions(model_partitions.name, list(registry("")))
+        instance.add_dynamic_partitions(strategy_partitions.name, list(STRATEGIES))
+        result = model_registry.evaluate_tick(build_sensor_context(instance=instance, repository_def=repository))
+        [request] = result.dynamic_partitions_requests
+        assert request.partitions_def_name == strategy_partitions.name
+        assert sorted(request.partition_keys) == ["bh-128t-o0", "bh-128t-o32", "bh-256t-o0", "bh-256t-o64", "lc"]
+        instance.add_dynamic_partitions(strategy_partitions.name, list(request.partition_keys))
+        again = model_registry.evaluate_tick(build_sensor_context(instance=instance, repository_def=repository))
+        assert again.skip_message.startswith(f"every registered model and strategy has its partition "
+                                             f"({len(registry(''))} models, {len(STRATEGIES) + 5} strategies)")
