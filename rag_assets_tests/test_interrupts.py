@@ -140,3 +140,34 @@ def test_an_interrupt_is_pending_until_the_next_command_starts_watching():
     result = subprocess.run([sys.executable, "-c", WATCHED_TWICE], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "True", "True", "False", "False"]
+
+
+POOL_LOG = """
+import logging, os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+{install}
+logging.basicConfig()  # a library configured logging: records reach the root's handler, not lastResort
+pool = logging.getLogger("sqlalchemy.pool.impl.NullPool")
+try:
+    raise RuntimeError("not an interrupt")
+except RuntimeError:
+    pool.error("Exception closing connection before", exc_info=True)
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+except KeyboardInterrupt:
+    pass
+try:
+    raise ValueError("closed in the middle of a query")
+except ValueError:
+    pool.error("Exception closing connection after", exc_info=True)
+logging.getLogger("rag_assets").error("our own record")
+"""
+
+
+@pytest.mark.parametrize("install, after", [("", True), ("from rag_assets.cli import honour_interrupts; "
+                                                         "honour_interrupts()", False)])
+def test_sqlalchemys_closing_traceback_after_an_interrupt_is_not_printed_when_logging_is_configured(install, after):
+    stderr = subprocess.run([sys.executable, "-c", POOL_LOG.format(install=install)], capture_output=True,
+                            text=True, timeout=60).stderr
+    assert "Exception closing connection before" in stderr and "our own record" in stderr
+    assert ("Exception closing connection after" in stderr) is after

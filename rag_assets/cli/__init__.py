@@ -282,6 +282,8 @@ def honour_interrupts() -> None:
     print_unraisable = sys.unraisablehook
     if logging.lastResort is not None:  # where a library's records go when nobody configured logging
         logging.lastResort.addFilter(not_after_an_interrupt)
+    for pool in SQLALCHEMY_POOLS:  # and where they go once a library has configured it (a filter on the logger
+        logging.getLogger(f"sqlalchemy.pool.impl.{pool}").addFilter(not_after_an_interrupt)  # the pool logs on)
     watch_interrupts()  # one that Dagster takes while it ends a run, and forgets, is still seen
     if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
         signal.signal(signal.SIGINT, signal.default_int_handler)  # started with Ctrl-C ignored (in the background)
@@ -290,6 +292,9 @@ def honour_interrupts() -> None:
 
 
 _EXIT: dict[str, int | None] = {"status": None}
+# the pools SQLAlchemy logs "Exception closing connection" on, each on a logger named for its class
+SQLALCHEMY_POOLS = ("NullPool", "QueuePool", "SingletonThreadPool", "StaticPool", "AssertionPool",
+                    "AsyncAdaptedQueuePool", "FallbackAsyncAdaptedQueuePool")
 
 
 def redeliver_interrupt() -> None:
