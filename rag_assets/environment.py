@@ -69,6 +69,11 @@ def started_as_command() -> None:
     _COMMAND["started"] = True
 
 
+def is_a_command() -> bool:
+    """Whether this process is a ``rag-assets`` command (``started_as_command``), not a caller of it."""
+    return _COMMAND["started"]
+
+
 def keep_scratch_in(caches: Path, scratch: Path, alive: Callable[[int], bool]) -> Path | None:
     """Point every library's cache into ``caches`` and this process's temporary files (Sphinx's builds,
     onnxruntime's session file, anything ``tempfile`` makes) into ``scratch/<host>.<pid>``, which its children

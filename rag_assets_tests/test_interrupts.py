@@ -111,7 +111,15 @@ class Finalized:
     # through main: an interrupt raised after the command had decided its status does not change it
     "def command(argv):\n    status = cli.interrupted('rag-assets evaluate')\n    signal.raise_signal(signal.SIGINT)\n"
     "    return status\ncli.run_command = command\nstatus = cli.main([])\ntime.sleep(0.5)\nsys.exit(status)",
-], ids=["re-delivery-after-the-line", "second-interrupt-in-main"])
+    # a rag-assets process: an interrupt after main returned its status (a re-delivery already on its way as the
+    # command decided, CI's case) lands in its shutdown; the process ends with the status said, not by the signal
+    "from rag_assets.environment import started_as_command\nstarted_as_command()\n"
+    "cli.run_command = lambda argv: cli.interrupted('rag-assets evaluate')\nstatus = cli.main([])\n"
+    "signal.raise_signal(signal.SIGINT)\ntime.sleep(0.5)\nsys.exit(status)",
+    # an interrupt that lands while the command decides how it ends (before its line): main says the line
+    "def command(argv):\n    raise KeyboardInterrupt\ncli.run_command = command\nsys.exit(cli.main([]))",
+], ids=["re-delivery-after-the-line", "second-interrupt-in-main", "interrupt-in-the-shutdown-of-a-command",
+        "interrupt-while-deciding"])
 def test_a_command_that_said_it_was_interrupted_exits_130_not_by_the_signal(body):
     result = subprocess.run([sys.executable, "-c", SAID_THEN_TORN_DOWN.format(body=body)], capture_output=True,
                             text=True, timeout=60)

@@ -29,7 +29,7 @@ from rag_assets.cli.exit_codes import (
     EXIT_REFUSED,
     EXIT_USAGE,
 )
-from rag_assets.environment import set_debug, started_as_command
+from rag_assets.environment import is_a_command, set_debug, started_as_command
 from rag_assets.runner.interrupts import pending as interrupt_pending
 from rag_assets.runner.interrupts import watch as watch_interrupts
 from rag_assets.settings import Settings, SettingsError, current
@@ -297,17 +297,37 @@ SQLALCHEMY_POOLS = ("NullPool", "QueuePool", "SingletonThreadPool", "StaticPool"
                     "AsyncAdaptedQueuePool", "FallbackAsyncAdaptedQueuePool")
 
 
+_SETTLING = threading.Lock()  # a re-delivery and the command's decision never cross
+
+
 def redeliver_interrupt() -> None:
     """The interrupt a finalizer swallowed, raised again in the code that runs now; not once the command has
     decided its exit status (``settle``): it would turn an exit 130 already said into death by SIGINT."""
-    if _EXIT["status"] is None:
-        os.kill(os.getpid(), signal.SIGINT)
+    with _SETTLING:
+        if _EXIT["status"] is None:
+            os.kill(os.getpid(), signal.SIGINT)
 
 
 def settle(status: int) -> int:
-    """The command has decided how it ends: an interrupt re-delivery still pending is dropped."""
-    _EXIT["status"] = status
+    """The command has decided how it ends: an interrupt re-delivery still pending is dropped, and in a
+    ``rag-assets`` process any interrupt from now on (a re-delivery already on its way, or a second Ctrl-C)
+    ends it at once with the status it decided, instead of a KeyboardInterrupt in its shutdown (exit -2)."""
+    with _SETTLING:
+        _EXIT["status"] = status
+        if is_a_command() and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, end_as_decided)
+            signal.signal(signal.SIGTERM, end_as_decided)
     return status
+
+
+def end_as_decided(signum, frame) -> None:
+    """An interrupt after the command decided its exit status (and said it): the process ends with it."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be said anyway
+            pass
+    os._exit(EXIT_FAILED if _EXIT["status"] is None else _EXIT["status"])
 
 
 def interrupted(command: str) -> int:
@@ -361,8 +381,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return settle(run_command(argv))
     except KeyboardInterrupt:  # a second interrupt after the command had said how it ends (its one line)
-        if _EXIT["status"] is None:
-            raise
+        if _EXIT["status"] is None:  # or one that landed as the command was deciding: its one line here
+            from rag_assets.runner.failures import debugging
+
+            if debugging():
+                raise
+            return interrupted("rag-assets")
         return _EXIT["status"]
     finally:
         settle(EXIT_FAILED if _EXIT["status"] is None else _EXIT["status"])
