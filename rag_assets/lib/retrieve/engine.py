@@ -13,7 +13,8 @@
 
 Adding a retriever is one module and one entry in ``RETRIEVERS``; the entry carries the retriever's facts
 (``uses_model``: whether its ranking depends on the embedding model; ``gated``: whether it has a distance
-``ask`` may gate on; ``reranks``: whether it re-scores another's list), and every list of retrievers
+``ask`` may gate on; ``reranks``: whether it re-scores another's list; ``approximate``: whether it searches an
+approximate index), and every list of retrievers
 elsewhere (the default of the ``evaluation.retrievers`` setting, ``ask``'s, the paired comparisons') is
 derived from them. A row's ``latency_ms`` is the
 whole pipeline's time for that query (a second stage includes the first), ``stage_ms`` the
@@ -155,6 +156,7 @@ class FirstStage:
     embeds: bool
     gated: bool
     inputs: tuple[str, ...] = ()
+    approximate: bool = False  # it searches an approximate index (its later stages inherit it)
     reranks = False
     unavailable = "not available"
 
@@ -213,7 +215,7 @@ RETRIEVERS: dict[str, Retriever] = {
     r.name: r
     for r in (
         FirstStage("dense", dense.search, embeds=True, gated=True),
-        FirstStage("ann", ann.search, embeds=True, gated=True),
+        FirstStage("ann", ann.search, embeds=True, gated=True, approximate=True),
         FirstStage("bm25", bm25.search, embeds=False, gated=False),
         Fusion("hybrid", inputs=("dense", "bm25")),
         Rerank("late_interaction", late_interaction.rerank, inputs=("hybrid",), embeds=True,
