@@ -136,7 +136,7 @@ class RagSettings(ConfigurableResource):
 
     def decision_rule(self) -> DecisionRule:
         return DecisionRule(budget=self.decision.budget, budgets=tuple(self.decision.budgets),
-                            adjustment=self.decision.adjustment)
+                            adjustment=self.decision.adjustment, margin=self.decision.margin)
 
     @property
     def duckdb_path(self) -> Path:

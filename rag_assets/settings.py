@@ -129,6 +129,10 @@ class Decision(_Group):
     adjustment: Literal["holm", "bh"] = Field(
         "holm", description="How the p-values of one evaluation's paired tests are adjusted: holm (the family-wise "
         "error rate) or bh (Benjamini-Hochberg, the false discovery rate).")
+    margin: float = Field(0.05, ge=0, lt=1, description="The non-inferiority margin, in success at the budget: "
+                          "the cheapest configuration shown (one-sided paired test over needles, adjusted with the "
+                          "run's tests) to be worse than the pick by less than this is named as its cheaper "
+                          "equivalent.")
 
     @field_validator("budgets", mode="before")
     @classmethod

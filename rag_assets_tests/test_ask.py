@@ -193,20 +193,26 @@ def test_without_options_ask_uses_the_verdicts_pick_its_budget_and_its_gates_cut
 def test_the_stored_pick_is_the_highest_success_within_1024_tokens_recomputed_from_the_rows(home):
     """The real pipeline (two models, two strategies, every retriever): the decision's pick is, of the
     competing configurations, the one with the highest success within 1024 context tokens recomputed here
-    from the stored rows, ties broken by MRR, then the smaller context, then the names."""
+    from the stored rows, ties broken by MRR, then by cost (the median latency per query, recomputed from the
+    rows, then the smaller context, exact before approximate search, the fewer tokens embedded), then the names."""
     from rag_assets_tests.lib.evaluate.needle_rows import success_by_hand
 
     with duckdb.connect(str(paths.duckdb_path(home)), read_only=True) as connection:
         [decision] = connection.sql("SELECT budget, model, strategy, retriever FROM decision").fetchall()
         success = success_by_hand(connection, 1024)
         competing = {row[:3]: row[3:] for row in connection.sql(
-            "SELECT model, strategy, retriever, success, mrr, context_tokens FROM ranking WHERE competes").fetchall()}
+            "SELECT model, strategy, retriever, success, mrr, context_tokens, approximate, "
+            "coalesce(tokens_embedded, 9223372036854775807) "
+            "FROM ranking WHERE competes").fetchall()}
+        latency = {row[:3]: row[3] for row in connection.sql(
+            "SELECT model, strategy, retriever, median(latency_ms) FROM latest_results GROUP BY ALL").fetchall()}
         content = connection.sql("SELECT count(*) FROM latest_results WHERE len(content_tokens) <> len(chunk_ids) "
                                  "OR context_tokens[len(context_tokens)] <> list_sum(content_tokens)").fetchall()
     assert decision[0] == 1024 and content == [(0,)]
-    for configuration, (stored, _, _) in competing.items():
+    for configuration, (stored, *_) in competing.items():
         assert stored == pytest.approx(success[configuration])
-    expected = min(competing, key=lambda c: (-success[c], -competing[c][1], competing[c][2], *c))
+    expected = min(competing, key=lambda c: (-success[c], -competing[c][1], latency[c], competing[c][2],
+                                             competing[c][3], competing[c][4], *c))
     assert decision[1:] == expected
 
 

@@ -123,7 +123,8 @@ def run_settings(settings: RagSettings, models: EmbeddingModels) -> dict:
             "registered_models": sorted(models.registered()), "retrievers": list(settings.retrievers) or "all",
             "top_k": settings.top_k, "cross_encoder": settings.cross_encoder or None,
             "bm25": settings.bm25_config().model_dump(), "hnsw": settings.hnsw_config().model_dump(),
-            "decision": {"budget": rule.budget, "budgets": list(rule.all_budgets), "adjustment": rule.adjustment}}
+            "decision": {"budget": rule.budget, "budgets": list(rule.all_budgets), "adjustment": rule.adjustment,
+                         "margin": rule.margin}}
 
 
 def metrics_metadata(evaluation: Evaluation, report: Report, database: Path, missed: list[dict],

@@ -10,9 +10,12 @@ the context ``ask`` builds), with the needle as the pair (a needle's mean over i
   ``blind``), does overlap help on top of the header (``boundaries_header_overlap`` vs
   ``boundaries_header``), hybrid against dense, each second stage against the list it re-scores.
 - ``external``: each external retriever against the pick, on the needles both answered.
+- ``non_inferiority``: each competing configuration cheaper than the pick against it, one-sided: is it worse by
+  no more than ``decision.margin`` (``equivalence.py``)? The cheapest that is becomes the decision's cheaper
+  equivalent. Its ``margin`` column holds the margin; a difference test's is NULL.
 
 Every p-value of the family is adjusted together (Holm by default, ``multiplicity.py``) and stored beside
-the raw one; "significant" means adjusted p below alpha.
+the raw one; "significant" means adjusted p below alpha (for ``non_inferiority``: non-inferior).
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ import pyarrow as pa
 
 from rag_assets.lib.evaluate.catalog import UNIT
 from rag_assets.lib.evaluate.catalog import measure as declared
-from rag_assets.lib.evaluate.decision import DecisionRule
+from rag_assets.lib.evaluate.decision import DecisionRule, cheaper_than, complete_decision, ranking_rows
+from rag_assets.lib.evaluate.decision import name_of as name_of  # where the verdict and the page take it
+from rag_assets.lib.evaluate.equivalence import non_inferiority
 from rag_assets.lib.evaluate.multiplicity import METHODS, adjust
-from rag_assets.lib.evaluate.paired_tests import paired_test
+from rag_assets.lib.evaluate.paired_tests import paired_test, sign_test
+from rag_assets.lib.evaluate.power import Sensitivity, sensitivity
 from rag_assets.lib.retrieve.engine import RETRIEVERS, rerankers
 from rag_assets.lib.store.stamps import EXTERNAL_MODEL  # an external retriever's rows
 
@@ -60,7 +66,9 @@ SCHEMA = pa.schema([
     ("measure", pa.string()), ("needles", pa.int64()), ("a_value", pa.float64()), ("b_value", pa.float64()),
     ("wins", pa.int64()), ("losses", pa.int64()), ("ties", pa.int64()), ("p_value", pa.float64()),
     ("p_adjusted", pa.float64()), ("adjustment", pa.string()), ("test", pa.string()), ("result", pa.string()),
+    ("margin", pa.float64()),
 ])
+DIFFERENCE_FAMILIES = ("verdict", "question", "external")  # two-sided tests of a difference
 
 
 def needle_values(connection: duckdb.DuckDBPyConnection, configuration: tuple[str, str, str], measure: str
@@ -85,12 +93,38 @@ def compare(connection: duckdb.DuckDBPyConnection, family: str, label: str, a: t
             "b_model": b[0], "b_strategy": b[1], "b_retriever": b[2], "measure": measure, "needles": len(shared),
             "a_value": sum(x) / len(x), "b_value": sum(y) / len(y), "wins": result.wins, "losses": result.losses,
             "ties": result.ties, "p_value": result.p_value, "p_adjusted": None, "adjustment": None,
-            "test": result.test, "result": None}
+            "test": result.test, "result": None, "margin": None}
 
 
-def name_of(configuration: tuple[str, str, str]) -> str:
-    model, strategy, retriever = configuration
-    return f"{model}: {strategy} x {retriever}"
+def compare_non_inferior(connection: duckdb.DuckDBPyConnection, candidate: tuple[str, str, str],
+                         pick: tuple[str, str, str], measure: str, margin: float) -> dict | None:
+    """The one-sided non-inferiority test of ``candidate`` against the pick over the needles both answered
+    (``equivalence.non_inferiority``); wins and losses count the needles it does better and worse on."""
+    left, right = needle_values(connection, candidate, measure), needle_values(connection, pick, measure)
+    shared = sorted(set(left) & set(right))
+    if not shared:
+        return None
+    x, y = [left[n] for n in shared], [right[n] for n in shared]
+    counted = sign_test(x, y)
+    return {"family": "non_inferiority", "comparison": "cheaper vs pick", "model": candidate[0],
+            "a_strategy": candidate[1], "a_retriever": candidate[2], "b_model": pick[0], "b_strategy": pick[1],
+            "b_retriever": pick[2], "measure": measure, "needles": len(shared), "a_value": sum(x) / len(x),
+            "b_value": sum(y) / len(y), "wins": counted.wins, "losses": counted.losses, "ties": counted.ties,
+            "p_value": non_inferiority(x, y, margin), "p_adjusted": None, "adjustment": None,
+            "test": f"paired t on needles, one-sided, non-inferiority margin {margin:g}", "result": None,
+            "margin": margin}
+
+
+def sensitivity_between(connection: duckdb.DuckDBPyConnection, measure: str, alpha: float):
+    """``sensitivity_of(a, b)`` for ``decision.complete_decision``: what the needles both configurations answered
+    can tell about their difference (``power.sensitivity`` of their sign-test counts)."""
+    def sensitivity_of(a: tuple[str, str, str], b: tuple[str, str, str]) -> Sensitivity:
+        left, right = needle_values(connection, a, measure), needle_values(connection, b, measure)
+        shared = sorted(set(left) & set(right))
+        counted = sign_test([left[n] for n in shared], [right[n] for n in shared])
+        return sensitivity(counted.wins, counted.losses, len(shared), alpha)
+
+    return sensitivity_of
 
 
 def question_pair(question: Question, pick: tuple[str, str, str]) -> tuple[tuple, tuple]:
@@ -116,18 +150,27 @@ def compute_comparisons(connection: duckdb.DuckDBPyConnection, ranking: list[dic
                 rows.append(compare(connection, "question", question.key, a, b, measure))
         rows += [compare(connection, "external", f"{key} vs pick", (EXTERNAL_MODEL, key, key), pick, measure)
                  for key in sorted({c[1] for c in present if c[0] == EXTERNAL_MODEL})]
+        rows_ranked = [r for r in ranking_rows(ranking, rule) if r["rank"] is not None]
+        rows += [compare_non_inferior(connection, (r["model"], r["strategy"], r["retriever"]), pick, measure,
+                                      rule.margin) for r in cheaper_than(rows_ranked[0], rows_ranked)]
     tested = [row for row in rows if row is not None]
     for row, adjusted in zip(tested, adjust([row["p_value"] for row in tested], rule.adjustment)):
         row |= {"p_adjusted": adjusted, "adjustment": rule.adjustment,
-                "result": f"+{row['wins']}/-{row['losses']}, adjusted p = {adjusted:.2g} (raw {row['p_value']:.2g})"}
+                "result": f"+{row['wins']}/-{row['losses']}, adjusted p = {adjusted:.2g} (raw {row['p_value']:.2g})"
+                + (f", non-inferior within {row['margin']:g}" if row["margin"] is not None and adjusted < rule.alpha
+                   else "")}
     return pa.Table.from_pylist(tested, schema=SCHEMA)
 
 
 def write_comparisons(connection: duckdb.DuckDBPyConnection, ranking: list[dict], rule: DecisionRule) -> pa.Table:
+    """Replace ``comparisons`` with the run's family, then complete the stored decision from it (its cheaper
+    equivalent and what the needles can tell, ``decision.complete_decision``)."""
     table = compute_comparisons(connection, ranking, rule)
     connection.register("incoming_comparisons", table)
     connection.execute("CREATE OR REPLACE TABLE comparisons AS SELECT * FROM incoming_comparisons")
     connection.unregister("incoming_comparisons")
+    complete_decision(connection, ranking, table.to_pylist(), rule,
+                      sensitivity_between(connection, rule.measure, rule.alpha))
     return table
 
 
