@@ -73,7 +73,11 @@ function decisionSection() {
     body.append(el("p", {class: "muted"},
       `${d.equal.length} of ${d.competing - 1} other competing configurations cannot be told apart from the pick `
       + `(adjusted p >= ${D.alpha}); ${d.not_competing} do not compete (whole documents larger than the budget). `
-      + `${d.significant} of ${d.tests} tests significant after ${D.adjustment} (${d.significant_raw} at raw p < ${D.alpha}).`));
+      + `${d.significant} of ${d.tests} difference tests significant after ${D.adjustment} (${d.significant_raw} at raw p < ${D.alpha})`
+      + (d.non_inferiority_tests ? `; ${d.non_inferiority_tests} non-inferiority tests of cheaper configurations in the same family.` : ".")));
+  }
+  if ((d.choice || []).length) {  // the tie and how it was broken, the cheaper equivalent, what the needles can tell
+    body.append(el("ul", {class: "lines", "data-testid": "choice"}, d.choice.map(line => el("li", {}, line))));
   }
   if (d.questions.length) {
     body.append(el("h3", {}, "The questions"));

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from rag_assets.lib.evalsets.judging import chunks_by_document, span_holders
 from rag_assets.lib.evaluate import catalog
-from rag_assets.lib.evaluate.comparisons import QUESTIONS, adjustment_label, name_of
+from rag_assets.lib.evaluate.comparisons import DIFFERENCE_FAMILIES, QUESTIONS, adjustment_label, name_of
 from rag_assets.lib.evaluate.decision import stored_decision, stored_ranking
 from rag_assets.lib.evaluate.measures import (
     aggregated,
@@ -32,7 +32,7 @@ from rag_assets.lib.evaluate.measures import (
     table_exists,
 )
 from rag_assets.lib.evaluate.size_view import FIXED_K
-from rag_assets.lib.evaluate.verdict import refusal_lines, verdict
+from rag_assets.lib.evaluate.verdict import choice_lines, refusal_lines, verdict
 from rag_assets.lib.ingest.documents import canonical_texts
 from rag_assets.lib.ingest.folding import find_folded
 from rag_assets.lib.retrieve.engine import gate_of
@@ -389,13 +389,18 @@ def _decision(data: PageData, configurations: list[dict], values: dict[str, dict
     competing = sorted((c for c in configurations if c["rank"] is not None), key=lambda c: c["rank"])
     tests = paired_comparisons(data.connection).to_pylist() if table_exists(data.connection, "comparisons") else []
     alpha = data.decision.get("alpha") or 0.05
+    differences = [t for t in tests if t["family"] in DIFFERENCE_FAMILIES]  # non-inferiority is counted apart
     out: dict = {"pick": competing[0]["key"] if competing else None,
                  "runner_up": competing[1]["key"] if len(competing) > 1 else None,
                  "competing": len(competing), "not_competing": sum(1 for c in configurations
                                                                     if c["rank"] is None and not c["external"]),
-                 "tests": len(tests), "significant": sum(1 for t in tests if t["p_adjusted"] is not None
-                                                         and t["p_adjusted"] < alpha),
-                 "significant_raw": sum(1 for t in tests if t["p_value"] is not None and t["p_value"] < alpha)}
+                 "tests": len(differences), "significant": sum(1 for t in differences if t["p_adjusted"] is not None
+                                                               and t["p_adjusted"] < alpha),
+                 "significant_raw": sum(1 for t in differences if t["p_value"] is not None and t["p_value"] < alpha),
+                 "non_inferiority_tests": len(tests) - len(differences),
+                 # the tie with the runner-up and how it was broken, the cheaper equivalent (or why none), and what
+                 # the needles can tell: the lines `evaluate` prints under the pick
+                 "choice": choice_lines(data.decision)}
     if out["pick"] and out["runner_up"]:
         a = {n: sum(v) / len(v) for n, v in values.get(out["pick"], {}).items()}
         b = {n: sum(v) / len(v) for n, v in values.get(out["runner_up"], {}).items()}

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import duckdb
 
-from rag_assets.lib.evaluate.comparisons import QUESTIONS, adjustment_label, name_of
+from rag_assets.lib.evaluate.comparisons import DIFFERENCE_FAMILIES, QUESTIONS, adjustment_label, name_of
 from rag_assets.lib.evaluate.decision import stored_decision, stored_ranking
 from rag_assets.lib.evaluate.measures import paired_comparisons, suggested_cuts, table_exists
+from rag_assets.lib.evaluate.power import Sensitivity
 from rag_assets.lib.evaluate.regressions import latest_regressions
 from rag_assets.lib.evaluate.size_view import FIXED_K, size_lines
 from rag_assets.lib.retrieve.engine import gate_of
@@ -47,6 +48,43 @@ def _costs(connection: duckdb.DuckDBPyConnection, pick: dict, budget: int) -> st
                 if seconds is not None else " (embedding rate not measured)")
     return (f"costs {pick['context_tokens']:.0f} context tokens a question (of {budget}){embedded}, "
             f"{pick['median_latency_ms']:.1f} ms median per query")
+
+
+def stored_sensitivity(decision: dict, prefix: str) -> Sensitivity | None:
+    """The ``power.Sensitivity`` stored in the decision for ``prefix`` (runner_up, equivalent); None without."""
+    needles = decision.get(f"{prefix}_needles")
+    if not needles:
+        return None
+    rate, difference = decision[f"{prefix}_discordant_rate"], decision[f"{prefix}_difference"]
+    wins, losses = round(needles * (rate + difference) / 2), round(needles * (rate - difference) / 2)
+    return Sensitivity(needles, wins, losses, rate, difference, decision[f"{prefix}_detectable_difference"],
+                       decision[f"{prefix}_needles_needed"], decision["alpha"])
+
+
+def choice_lines(decision: dict) -> list[str]:
+    """How the pick was chosen over a tied runner-up, its cheaper equivalent (or why none), and what the needles
+    can tell about the differences: each one line."""
+    lines = []
+    if decision.get("tied_with"):
+        lines.append(f"Tied with {decision['tied_with']} on success and MRR; chosen for {decision['tie_broken_by']}")
+    margin, tested = decision.get("margin"), decision.get("cheaper_tested")
+    if decision.get("equivalent_model"):
+        ratio = decision.get("equivalent_cost_ratio")
+        lines.append(f"Cheaper equivalent: {name_of((decision['equivalent_model'], decision['equivalent_strategy'], decision['equivalent_retriever']))}"
+                     f", S {decision['equivalent_success']:.3f}, non-inferior within {margin:g} (one-sided, adjusted "
+                     f"p = {decision['equivalent_p_adjusted']:.2g})"
+                     + (f", at {ratio:.2f}x the pick's latency ({decision['equivalent_latency_ms']:.1f} ms median)"
+                        if ratio is not None else ""))
+    elif tested:
+        lines.append(f"Cheaper equivalent: none of the {tested} cheaper configuration{'s' if tested != 1 else ''} is "
+                     f"shown non-inferior within {margin:g}")
+    elif tested == 0:
+        lines.append("Cheaper equivalent: none is cheaper than the pick")
+    for prefix, label in (("runner_up", "runner-up"), ("equivalent", "cheaper equivalent")):
+        found = stored_sensitivity(decision, prefix)
+        if found is not None:
+            lines.append(f"Against the {label}: {found.describe()}")
+    return lines
 
 
 def refusal_lines(connection: duckdb.DuckDBPyConnection, pick: tuple[str, str, str]) -> list[str]:
@@ -91,11 +129,13 @@ def verdict(connection: duckdb.DuckDBPyConnection, home: Path) -> str:
         return "Verdict: no built-in configuration was evaluated, nothing to decide."
     budget, alpha = decision["budget"], decision["alpha"]
     competing = [row for row in ranking if row["rank"] is not None]
-    pick, tests = competing[0], paired_comparisons(connection).to_pylist()
+    pick, family = competing[0], paired_comparisons(connection).to_pylist()
+    tests = [t for t in family if t["family"] in DIFFERENCE_FAMILIES]
+    non_inferior = [t for t in family if t["family"] == "non_inferiority"]
     significant = [t for t in tests if t["p_adjusted"] is not None and t["p_adjusted"] < alpha]
     lines = [f"Verdict at {budget} context tokens ({decision['tokenizer']}; the needle is the unit, "
              f"{pick['needles']} needles in {pick['queries']} queries; 95% intervals; p adjusted by "
-             f"{adjustment_label(decision['adjustment'])} over the {len(tests)} tests of this run):",
+             f"{adjustment_label(decision['adjustment'])} over the {len(family)} tests of this run):",
              f"  Ship {name_of(_configuration(pick))}: S@{budget}t {_interval(pick['success'], pick['success_low'], pick['success_high'])}, "
              f"MRR {_interval(pick['mrr'], pick['mrr_low'], pick['mrr_high'])}; {_costs(connection, pick, budget)}"]
     verdict_tests = {(t["b_model"], t["b_strategy"], t["b_retriever"]): t for t in tests if t["family"] == "verdict"}
@@ -109,6 +149,7 @@ def verdict(connection: duckdb.DuckDBPyConnection, home: Path) -> str:
         lines.append(f"  Not distinguishable from the pick (adjusted p >= {alpha:g}): {len(equal)} of "
                      f"{len(competing) - 1}" + (": " + "; ".join(name_of(c) for c in equal[:MAX_EQUALS]) if equal else "")
                      + (f"; ... {len(equal) - MAX_EQUALS} more" if len(equal) > MAX_EQUALS else ""))
+    lines += [f"  {line}" for line in choice_lines(decision)]
     left_out = [row for row in ranking if row["rank"] is None]
     if left_out:
         lines.append(f"  Not competing at {budget} tokens (whole documents larger than the budget): "
@@ -121,8 +162,10 @@ def verdict(connection: duckdb.DuckDBPyConnection, home: Path) -> str:
             lines.append(f"  Chunk size, on {pick['model']} x {pick['retriever']} (success within {budget} tokens, and "
                          f"at k = {FIXED_K[-1]}, where larger chunks win by construction):")
             lines += [f"    {line}" for line in sizes]
-    lines.append(f"  Significant after adjustment: {len(significant)} of {len(tests)} tests "
-                 f"({sum(t['p_value'] < alpha for t in tests)} at raw p < {alpha:g})")
+    lines.append(f"  Significant after adjustment: {len(significant)} of {len(tests)} difference tests "
+                 f"({sum(t['p_value'] < alpha for t in tests)} at raw p < {alpha:g})"
+                 + (f"; non-inferior to the pick: {sum(t['p_adjusted'] < alpha for t in non_inferior)} of "
+                    f"{len(non_inferior)} cheaper configurations" if non_inferior else ""))
     lines.append(f"The questions, on {pick['model']} at {budget} tokens:")
     by_key = {t["comparison"]: t for t in tests if t["family"] == "question"}
     for question in QUESTIONS:
@@ -155,10 +198,12 @@ def decision_summary(connection: duckdb.DuckDBPyConnection) -> str:
     budget, alpha = decision["budget"], decision["alpha"]
     competing = [row for row in ranking if row["rank"] is not None]
     pick, tests = competing[0], paired_comparisons(connection).to_pylist()
-    lines = [f"**Ship {name_of(_configuration(pick))}** at {budget} context tokens ({decision['tokenizer']}): "
-             f"success {_interval(pick['success'], pick['success_low'], pick['success_high'])}, MRR "
-             f"{_interval(pick['mrr'], pick['mrr_low'], pick['mrr_high'])} over {pick['needles']} needles; "
-             f"{pick['context_tokens']:.0f} context tokens a question."]
+    tests = [t for t in tests if t["family"] in DIFFERENCE_FAMILIES]
+    lines = [f"**Ship {name_of(_configuration(pick))}** at {budget} tokens",
+             f"Success {_interval(pick['success'], pick['success_low'], pick['success_high'])}, MRR "
+             f"{_interval(pick['mrr'], pick['mrr_low'], pick['mrr_high'])} over {pick['needles']} needles "
+             f"({decision['tokenizer']}); {pick['context_tokens']:.0f} context tokens a question, "
+             f"{pick['median_latency_ms']:.1f} ms median per query.", *choice_lines(decision)]
     if len(competing) > 1:
         second = competing[1]
         test = next((t for t in tests if t["family"] == "verdict" and

@@ -17,7 +17,7 @@ DEPTH = 10  # chunks returned per query
 
 
 def configuration(model: str, strategy: str, retriever: str, ranks: list, chunk_tokens: int = 100,
-                  phrasings: tuple[str, ...] = ("doc",)) -> list[dict]:
+                  phrasings: tuple[str, ...] = ("doc",), latency_ms: float = 1.0) -> list[dict]:
     """Rows of one configuration: ``ranks[i]`` is needle ``n<i>``'s hit rank (None: a miss) under every
     phrasing, or a tuple of one rank per phrasing; every returned chunk costs ``chunk_tokens``."""
     rows = []
@@ -28,7 +28,7 @@ def configuration(model: str, strategy: str, retriever: str, ranks: list, chunk_
             rows.append({"query_id": f"n{i}:{phrasing}", "needle_id": f"n{i}", "query_kind": "needle", "hit_rank": hit,
                          "relevant_ranks": [hit] if hit else [], "relevant_total": 1, "phrasing": phrasing,
                          "retriever": retriever, "model": model, "revision": "r", "strategy": strategy,
-                         "latency_ms": 1.0, "content_tokens": content, "context_tokens": list(accumulate(content))})
+                         "latency_ms": latency_ms, "content_tokens": content, "context_tokens": list(accumulate(content))})
     return rows
 
 

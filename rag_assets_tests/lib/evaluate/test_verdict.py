@@ -65,7 +65,9 @@ def test_the_decision_comes_first_with_the_runner_up_and_what_cannot_be_told_apa
     assert said[2].startswith("  Runner-up m: boundaries_header x dense: S@1024t 0.833 [")
     assert said[2].endswith("the pick against it: 0.917 vs 0.833, +1/-0 needles, adjusted p = 1")
     assert said[3].startswith("  Not distinguishable from the pick (adjusted p >= 0.05): 3 of 3: ")
-    assert said[4] == ("  Not competing at 1024 tokens (whole documents larger than the budget): 1 configuration, "
+    assert said[4] == "  Cheaper equivalent: none is cheaper than the pick"  # every latency is the same here
+    assert said[5].startswith("  Against the runner-up: 12 needles detect ")
+    assert said[6] == ("  Not competing at 1024 tokens (whole documents larger than the budget): 1 configuration, "
                        "e.g. m: document x dense")
 
 
@@ -93,7 +95,7 @@ def test_significance_is_read_from_the_adjusted_p(tmp_path):
         said = verdict(connection, tmp_path).splitlines()
         stored = connection.sql("SELECT p_value, p_adjusted FROM comparisons").fetchall()
     assert len(stored) == 2  # the pick against dense, and the question hybrid against dense: the same test
-    assert "  Significant after adjustment: 2 of 2 tests (2 at raw p < 0.05)" in said
+    assert "  Significant after adjustment: 2 of 2 difference tests (2 at raw p < 0.05)" in said
     assert "  Not distinguishable from the pick (adjusted p >= 0.05): 0 of 1" in said
 
 
