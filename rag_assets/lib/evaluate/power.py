@@ -137,7 +137,8 @@ class Sensitivity:
             return f"the two agree on all {self.needles} needles: no difference to detect"
         detectable = (f"{self.needles} needles detect a difference of {self.detectable_difference:.3f} at 80 % power"
                       if self.detectable_difference is not None else
-                      f"{self.needles} needles detect no difference at 80 % power")
+                      f"{self.needles} needles cannot detect at 80 % power even a difference of "
+                      f"{self.discordant_rate:.3f} (every discordant needle the same way)")
         needed = ("no difference was observed" if self.observed_difference == 0 else
                   f"the observed {abs(self.observed_difference):.3f} needs "
                   + (f"{self.needles_needed:,} needles" if self.needles_needed is not None

@@ -203,14 +203,15 @@ def decision_summary(connection: duckdb.DuckDBPyConnection) -> str:
              f"Success {_interval(pick['success'], pick['success_low'], pick['success_high'])}, MRR "
              f"{_interval(pick['mrr'], pick['mrr_low'], pick['mrr_high'])} over {pick['needles']} needles "
              f"({decision['tokenizer']}); {pick['context_tokens']:.0f} context tokens a question, "
-             f"{pick['median_latency_ms']:.1f} ms median per query.", *choice_lines(decision)]
-    if len(competing) > 1:
+             f"{pick['median_latency_ms']:.1f} ms median per query."]
+    if len(competing) > 1:  # the runner-up first: the lines below refer to it
         second = competing[1]
         test = next((t for t in tests if t["family"] == "verdict" and
                      (t["b_model"], t["b_strategy"], t["b_retriever"]) == _configuration(second)), None)
         lines.append(f"Runner-up {name_of(_configuration(second))}: "
                      f"{_interval(second['success'], second['success_low'], second['success_high'])}"
                      + (f"; the pick against it {_test(test)}" if test else "") + ".")
+    lines += choice_lines(decision)
     significant = sum(t["p_adjusted"] is not None and t["p_adjusted"] < alpha for t in tests)
     lines.append(f"{significant} of {len(tests)} paired tests significant after "
                  f"{adjustment_label(decision['adjustment'])}.")

@@ -77,3 +77,11 @@ def test_a_comparison_is_described_by_its_own_counts():
     assert said.needles_needed == needles_needed(0.2, 0.1) and said.detectable_difference == detectable_difference(40, 0.2)
     assert f"the observed 0.100 needs {said.needles_needed:,} needles" in said.describe()
     assert sensitivity(0, 0, 30).describe() == "the two agree on all 30 needles: no difference to detect"
+
+
+def test_too_few_discordant_needles_to_detect_anything_is_said_so():
+    # 2 discordant needles of 30: even both the same way (a difference of 2/30) is never significant at 0.05
+    said = sensitivity(wins=1, losses=1, needles=30)
+    assert said.detectable_difference is None
+    assert said.describe().startswith("30 needles cannot detect at 80 % power even a difference of 0.067")
+    assert "no difference was observed" in said.describe()
