@@ -49,3 +49,12 @@ def write_page(database: Path, home: Path, folder: Path | None = None) -> Path:
     scratch.write_text(text, encoding="utf-8")
     publish(object_store(Path(home)), scratch, path)
     return path
+
+
+PAGE_HOST = "127.0.0.1"  # `rag-assets ui` serves the page there only (runner/report_server.py): it holds the corpus
+
+
+def page_address(port: int) -> str:
+    """The evaluation page's address while `rag-assets ui` runs, serving ``report/`` on ``port``: it names no
+    folder, so a copied or moved storage folder's UI opens its own page."""
+    return f"http://{PAGE_HOST}:{port}/index.html"
