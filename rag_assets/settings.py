@@ -360,6 +360,9 @@ class Settings(_Group):
                                  "chroma, lancedb) evaluated beside the built-in configurations; '' for none.")
     debug: bool = Field(False, description="On failure, Dagster's log and the Python traceback instead of one "
                         "paragraph.")
+    report_port: int = Field(3001, ge=1, le=65535, description="The port of 127.0.0.1 on which `rag-assets ui` serves "
+                             "the storage folder's evaluation page (report/), beside the UI; the metrics asset's "
+                             "`evaluation_page` link points there.")
     evaluation: Evaluation = Field(default_factory=Evaluation)
     decision: Decision = Field(default_factory=Decision)
     bm25: BM25 = Field(default_factory=BM25)

@@ -78,7 +78,8 @@ def test_evaluate_ends_with_a_verdict_and_report_keeps_the_tables(tmp_path):
 
 def test_the_ui_started_in_the_background_stops_on_sigterm_with_its_children(tmp_path):
     """A background shell starts `rag-assets ui` with SIGINT ignored; SIGTERM (and then SIGINT) must still
-    stop it and every process it started."""
+    stop it and every process it started. Beside the UI it serves the storage folder's evaluation page on
+    127.0.0.1 (``report_port``), and stops serving it with the UI."""
     import os
     import signal
     import time
@@ -86,11 +87,14 @@ def test_the_ui_started_in_the_background_stops_on_sigterm_with_its_children(tmp
 
     from rag_assets_tests.servers import free_port, session_pids, tiny_home_env
 
+    (tmp_path / "home" / "report").mkdir(parents=True)
+    (tmp_path / "home" / "report" / "index.html").write_text("<p>the evaluation page</p>")
     for stop in (signal.SIGTERM, signal.SIGINT):
-        port = free_port()
+        port, report_port = free_port(), free_port()
         log = (tmp_path / f"ui-{stop.name}.log").open("wb")
         process = subprocess.Popen([sys.executable, "-m", "rag_assets.cli", "ui", "--port", str(port)],
-                                   env=tiny_home_env(tmp_path / "home"), stdout=log, stderr=subprocess.STDOUT,
+                                   env=tiny_home_env(tmp_path / "home") | {"RAG_ASSETS_REPORT_PORT": str(report_port)},
+                                   stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True,
                                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
         try:
@@ -102,8 +106,12 @@ def test_the_ui_started_in_the_background_stops_on_sigterm_with_its_children(tmp
                 except OSError:
                     time.sleep(1)
             assert len(session_pids(process.pid)) >= 3  # dagster dev, its webserver, daemon and code server
+            with urllib.request.urlopen(f"http://127.0.0.1:{report_port}/index.html", timeout=10) as served:
+                assert served.read() == b"<p>the evaluation page</p>"
             process.send_signal(stop)
             process.wait(timeout=120)  # a guard against a hang, not a speed limit
+            with pytest.raises(OSError):  # the page stopped with the UI
+                urllib.request.urlopen(f"http://127.0.0.1:{report_port}/index.html", timeout=5)
             deadline = time.monotonic() + 60
             while session_pids(process.pid) and time.monotonic() < deadline:
                 time.sleep(0.5)
@@ -114,6 +122,7 @@ def test_the_ui_started_in_the_background_stops_on_sigterm_with_its_children(tmp
             log.close()
         output = (tmp_path / f"ui-{stop.name}.log").read_text(errors="replace")
         assert "SupersessionWarning" not in output and "dg dev" not in output, output[:2000]
+        assert f"rag-assets ui: the evaluation page: http://127.0.0.1:{report_port}/index.html" in output, output[:2000]
 
 
 @pytest.mark.integration

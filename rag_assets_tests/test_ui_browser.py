@@ -20,10 +20,13 @@ import pytest
 from dagster import DagsterInstance
 
 from rag_assets.definitions import ASSETS
+from rag_assets.lib.evaluate.page import page_address
+from rag_assets.runner.report_server import serve_report
 from rag_assets.tags import TRIGGER_TAG
 from rag_assets_tests.assets.test_automation import copy_wordllama, flip_a_weight
 from rag_assets_tests.servers import (
     DagsterDev,
+    free_port,
     graphql,
     register_wordllama_copy,
     tiny_home_env,
@@ -91,10 +94,13 @@ def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(
     model = copy_wordllama(tmp_path / "wordllama-copy")
     env = tiny_home_env(tmp_path / "home", register_wordllama_copy(model, tmp_path / "models.json"))
     env["RAG_ASSETS_AUTOMATION"] = "stopped"  # the stale state must stay visible; no sensor rebuilds it
+    env["RAG_ASSETS_REPORT_PORT"] = str(free_port())  # where `rag-assets ui` would serve the page
     subprocess.run([sys.executable, "-m", "rag_assets.cli", "evaluate", "--models", "wordllama", "wordllama-copy",
                     "--strategies", "boundaries"], env=env, check=True, capture_output=True, cwd=PROJECT)
     partitions = ["wordllama|boundaries", "wordllama-copy|boundaries"]
     server = DagsterDev(env, tmp_path / "dagster-dev.log")
+    # the evaluation page, served as `rag-assets ui` serves it beside `dagster dev` (runner/report_server.py)
+    report = serve_report(tmp_path / "home" / "report", int(env["RAG_ASSETS_REPORT_PORT"]))
     try:
         server.wait_until_up()
         assert set(stale_by_partition(server.url, "retrieval_runs", partitions).values()) == {"FRESH"}
@@ -120,10 +126,29 @@ def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(
                 assert label in metrics, label
             # the first entries: the decision, then the evaluation page's address, then the verdict
             assert metrics.index("evaluation_page") < metrics.index("verdict") < metrics.index("shipped")
-            assert (Path(tmp_path / "home" / "report" / "index.html")).as_uri() in metrics
-            # the decision is short enough for Dagster to show it in the table itself
+            address = page_address(report.port)
+            assert address in metrics  # an http address, naming no folder
+            # the decision: a short first line Dagster shows in the table itself, the detail below it
             decision = metrics[metrics.index("decision"):metrics.index("evaluation_page")]
-            assert "Ship " in decision and "at 1024 context tokens" in decision and "Runner-up" in decision, decision
+            assert "Ship " in decision and "at 1024 tokens" in decision, decision
+            link = page.locator(f'a[href="{address}"]').first
+            assert link.count() == 1, "the evaluation_page entry is not a link"
+            box = link.bounding_box()
+            assert box and box["x"] + box["width"] <= 1280, box  # within a 1280-pixel screen
+            if link.get_attribute("target") == "_blank":
+                with page.context.expect_page() as opened:
+                    link.click()
+                evaluation = opened.value
+            else:
+                link.click()
+                evaluation = page
+            evaluation.wait_for_load_state("networkidle")
+            assert evaluation.url == address and "Ship " in evaluation.inner_text("body")  # a click opens the page
+            evaluation.screenshot(path=str(ARTEFACTS / "evaluation-page-from-ui.png"))
+            if evaluation is not page:
+                evaluation.close()
+            else:
+                metrics = open_page(page, server.url + "/assets/retrieval_metrics")
             page.get_by_text("[Show Markdown]").first.click()  # the verdict
             time.sleep(1)
             shown = page.inner_text("body")
@@ -234,3 +259,4 @@ def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(
                        for p in (tmp_path / "home").rglob("*") if "dagster" not in p.parts), "something was written"
     finally:
         server.stop()
+        report.stop()

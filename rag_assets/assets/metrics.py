@@ -19,7 +19,7 @@ from rag_assets.asset_support import preview_table, snapshot_of
 from rag_assets.automation import EVALUATE
 from rag_assets.lib.embed.models import RegistryModels, registry
 from rag_assets.lib.evaluate.misses import worst_queries_of_pick
-from rag_assets.lib.evaluate.page import write_page
+from rag_assets.lib.evaluate.page import page_address, write_page
 from rag_assets.lib.evaluate.regressions import latest_regressions
 from rag_assets.lib.evaluate.report import Report, build_report, headline, plots_markdown
 from rag_assets.lib.evaluate.results_store import Evaluation, record_evaluation, withdraw_run
@@ -134,7 +134,9 @@ def metrics_metadata(evaluation: Evaluation, report: Report, database: Path, mis
     _verdict, comparison, comparisons, chunk_stats, *refusal = report.sections.values()
     return {
         "decision": MetadataValue.md(evaluation.decision),
-        **({"evaluation_page": MetadataValue.url(page.as_uri())} if page else {}),
+        # served by `rag-assets ui` (runner/report_server.py): an http address a click in the UI opens, naming no
+        # folder, so a copied or moved storage folder's UI opens its own page
+        **({"evaluation_page": MetadataValue.url(page_address(current().report_port))} if page else {}),
         "verdict": MetadataValue.md(f"```\n{evaluation.verdict}\n```"),
         **headline(evaluation.table, evaluation.ranking, evaluation.rule),
         "duckdb": MetadataValue.path(str(database)),

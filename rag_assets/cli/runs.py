@@ -156,9 +156,25 @@ def ui_command(args: argparse.Namespace, home: Path) -> int:
     # SIGTERM, to this process or to its whole group, is passed on once as the Ctrl-C Dagster shuts down on,
     # and what of the webserver, the daemon and the code servers still runs GRACE_SECONDS later is killed.
     # It starts with both signals at their defaults, even where a shell started this with Ctrl-C ignored.
+    from rag_assets.runner.report_server import serve_report
     from rag_assets.runner.supervision import GRACE_SECONDS, supervise
 
-    stopped = supervise(command, cwd=PROJECT_ROOT)
+    # the evaluation page over HTTP beside the UI (the metrics asset's `evaluation_page` link), stopped with it
+    port = current().report_port
+    try:
+        report = serve_report(home / "report", port)
+    except OSError as error:
+        report = None
+        print(f"rag-assets ui: the evaluation page cannot be served on 127.0.0.1:{port} ({error.strerror}); the UI "
+              f"starts without it (set RAG_ASSETS_REPORT_PORT to a free port, or open {home / 'report' / 'index.html'})",
+              file=sys.stderr)
+    else:
+        print(f"rag-assets ui: the evaluation page: {report.address}", file=sys.stderr)
+    try:
+        stopped = supervise(command, cwd=PROJECT_ROOT)
+    finally:
+        if report is not None:
+            report.stop()
     if stopped.killed:
         print(f"rag-assets ui: the Dagster services had not stopped {GRACE_SECONDS:.0f} s after the interrupt: "
               "what was left of them was killed", file=sys.stderr)
