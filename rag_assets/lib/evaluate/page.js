@@ -7,6 +7,41 @@ const TOP = 6;  // configurations drawn against the budget
 let D = null;
 let byKey = {};
 
+// the view's state in the address (?a=...&b=...): a link opens the same pair, runs, chart and filters
+const state = Object.fromEntries(new URLSearchParams(location.search));
+function saveState(changes) {
+  Object.assign(state, changes);
+  for (const k of Object.keys(state)) if (state[k] === "" || state[k] === null || state[k] === undefined) delete state[k];
+  const query = new URLSearchParams(state).toString();
+  try {
+    history.replaceState(null, "", (query ? "?" + query : location.pathname) + location.hash);
+  } catch (error) { /* a page opened from a file may refuse: the view still changes */ }
+}
+
+// a change that can take a moment (hundreds of needles to draw) shows that it is working first
+function busy(work) {
+  const flag = document.getElementById("busy");
+  flag.hidden = false;
+  document.body.setAttribute("aria-busy", "true");
+  setTimeout(() => {
+    try { work(); } finally { flag.hidden = true; document.body.removeAttribute("aria-busy"); }
+  }, 20);
+}
+
+function csv(rows) {
+  return rows.map(row => row.map(v => {
+    const t = v === null || v === undefined ? "" : String(v);
+    return /[",\n\r]/.test(t) ? '"' + t.replace(/"/g, '""') + '"' : t;
+  }).join(",")).join("\n") + "\n";
+}
+
+function download(name, text) {
+  const link = el("a", {href: URL.createObjectURL(new Blob([text], {type: "text/csv"})), download: name});
+  document.body.append(link);
+  link.click();
+  link.remove();
+}
+
 async function load() {
   const text = document.getElementById("page-data").textContent.trim();
   const bytes = Uint8Array.from(atob(text), c => c.charCodeAt(0));
@@ -94,7 +129,7 @@ function decisionSection() {
 
 // ---------------------------------------------------------------------------------------------- the charts
 
-function chart(target, {series, xs, logX, xLabel, yLabel, marker, onPick, yMax}) {
+function chart(target, {series, xs, logX, xLabel, yLabel, marker, onPick, onRemove, yMax}) {
   const W = 760, H = 300, L = 48, R = 28, T = 12, B = 40;
   const x0 = Math.min(...xs), x1 = Math.max(...xs);
   const X = v => x0 === x1 ? (L + W - R) / 2 :
@@ -107,42 +142,64 @@ function chart(target, {series, xs, logX, xLabel, yLabel, marker, onPick, yMax})
     svg.append(svgEl("line", {class: "grid", x1: L, x2: W - R, y1: Y(v), y2: Y(v)}),
       svgEl("text", {x: L - 6, y: Y(v) + 4, "text-anchor": "end"}, top === 1 ? v.toFixed(1) : Math.round(v)));
   }
-  for (const x of xs) svg.append(svgEl("text", {x: X(x), y: H - B + 16, "text-anchor": "middle"}, x));
+  let lastLabel = -Infinity;  // x labels never run together: one that would touch the previous is left out
+  for (const x of xs) {
+    const at = X(x), label = String(x);
+    if (at - lastLabel < Math.max(30, 7 * label.length + 8)) continue;
+    lastLabel = at;
+    svg.append(svgEl("text", {x: at, y: H - B + 16, "text-anchor": "middle"}, label));
+  }
   svg.append(svgEl("line", {class: "axis", x1: L, x2: W - R, y1: H - B, y2: H - B}),
     svgEl("line", {class: "axis", x1: L, x2: L, y1: T, y2: H - B}),
     svgEl("text", {x: (L + W) / 2, y: H - 6, "text-anchor": "middle"}, xLabel),
     svgEl("text", {x: 12, y: (T + H - B) / 2, transform: `rotate(-90 12 ${(T + H - B) / 2})`, "text-anchor": "middle"}, yLabel));
   if (marker) svg.append(svgEl("line", {x1: X(marker), x2: X(marker), y1: T, y2: H - B, stroke: "#8b93a5", "stroke-dasharray": "4 3"}));
-  series.forEach((s, i) => {
-    const color = COLORS[i % COLORS.length], nudge = (i - series.length / 2) * 3;
+  const colorOf = (s, i) => s.color || COLORS[i % COLORS.length];
+  // the emphasised series (the pick) is drawn last, over any identical line, and wider
+  const drawOrder = series.map((s, i) => [s, i]).sort((p, q) => (p[0].emphasis ? 1 : 0) - (q[0].emphasis ? 1 : 0));
+  for (const [s, i] of drawOrder) {
+    const color = colorOf(s, i), nudge = (i - series.length / 2) * 3, width = s.emphasis ? 4 : 2;
     const points = s.points.filter(p => p.y !== null && p.y !== undefined);
-    const group = svgEl("g", {class: "series", "data-key": s.key || ""});
+    const group = svgEl("g", {class: "series" + (s.emphasis ? " emphasis" : ""), "data-key": s.key || ""});
     group.append(svgEl("title", {}, s.name));
     group.append(svgEl("path", {d: points.map((p, j) => `${j ? "L" : "M"}${X(p.x) + nudge},${Y(p.y)}`).join(" "),
-      fill: "none", stroke: color, "stroke-width": 2}));
+      fill: "none", stroke: color, "stroke-width": width}));
     for (const p of points) {
       if (p.lo !== null && p.lo !== undefined) group.append(svgEl("line", {x1: X(p.x) + nudge, x2: X(p.x) + nudge,
-        y1: Y(p.lo), y2: Y(p.hi), stroke: color, "stroke-width": 1.5}));
-      group.append(svgEl("circle", {cx: X(p.x) + nudge, cy: Y(p.y), r: 3, fill: color}));
+        y1: Y(p.lo), y2: Y(p.hi), stroke: color, "stroke-width": s.emphasis ? 2.5 : 1.5}));
+      group.append(svgEl("circle", {cx: X(p.x) + nudge, cy: Y(p.y), r: s.emphasis ? 4.5 : 3, fill: color}));
     }
     if (onPick && s.key) group.addEventListener("click", () => onPick(s.key));
     svg.append(group);
-  });
+  }
   target.textContent = "";
   target.append(svg, el("div", {class: "legend"}, series.map((s, i) => el("span", {
-    "data-key": s.key || "", on: onPick && s.key ? {click: () => onPick(s.key)} : null},
-    el("i", {style: `background:${COLORS[i % COLORS.length]}`}), s.name))));
+    "data-key": s.key || "", class: s.emphasis ? "emphasis" : null, on: onPick && s.key ? {click: () => onPick(s.key)} : null},
+    el("i", {style: `background:${colorOf(s, i)}`}), s.name,
+    onRemove && s.key ? el("button", {class: "remove", title: "remove from the chart", "data-testid": "remove-series",
+      on: {click: e => { e.stopPropagation(); onRemove(s.key); }}}, "\u00d7") : ""))));
 }
 
+let chartKeys = null;  // the configurations drawn against the budget: the top ones, then as the reader chooses
+
 function curves() {
-  const competing = D.configurations.filter(c => c.rank !== null).sort((a, b) => a.rank - b.rank).slice(0, TOP);
+  if (!chartKeys) chartKeys = state.chart ? state.chart.split(",").filter(k => byKey[k])
+    : D.configurations.filter(c => c.rank !== null).sort((a, b) => a.rank - b.rank).slice(0, TOP).map(c => c.key);
+  const drawn = chartKeys.map(k => byKey[k]).filter(Boolean);
   chart(document.getElementById("budget-chart"), {
     xs: D.budgets, logX: true, marker: D.budget, xLabel: `context budget (tokens, ${D.tokenizer})`,
     yLabel: "success within the budget",
-    series: competing.map(c => ({key: c.key, name: `#${c.rank} ${c.name}`, points: D.budgets.map(b => ({
+    series: drawn.map(c => ({key: c.key, name: (c.rank ? `#${c.rank} ` : "") + c.name + (c.key === D.decision.pick ? " (the pick)" : ""),
+      emphasis: c.key === D.decision.pick, points: D.budgets.map(b => ({
       x: b, y: c[budgetName(b)], lo: c[budgetName(b) + "_low"], hi: c[budgetName(b) + "_high"]}))})),
     onPick: key => { setSide(key, D.decision.pick === key ? D.decision.runner_up : D.decision.pick); location.hash = "#side-by-side"; },
+    onRemove: key => { chartKeys = chartKeys.filter(k => k !== key); saveState({chart: chartKeys.join(",")}); curves(); },
   });
+  const add = el("select", {"data-testid": "add-series", on: {change: e => {
+    if (e.target.value) { chartKeys = [...chartKeys, e.target.value]; saveState({chart: chartKeys.join(",")}); curves(); } }}},
+    el("option", {value: ""}, "add a configuration to the chart..."),
+    D.configurations.filter(c => !chartKeys.includes(c.key)).map(c => el("option", {value: c.key}, (c.rank ? `#${c.rank} ` : "") + c.name)));
+  document.getElementById("budget-chart").append(el("div", {class: "pickers"}, add));
   const pick = byKey[D.decision.pick];
   if (!pick) return;
   const ks = [1, 4, 8, 20];
@@ -235,13 +292,29 @@ function tableSection() {
   const filters = document.getElementById("filters");
   for (const dim of ["model", "strategy", "retriever"]) {
     const values = [...new Set(D.configurations.map(c => c[dim]))].sort();
-    filters.append(el("label", {}, dim + " ", el("select", {"data-testid": "filter-" + dim, on: {change: e => { filterState[dim] = e.target.value; drawTable(); }}},
+    filters.append(el("label", {}, dim + " ", el("select", {"data-testid": "filter-" + dim, on: {change: e => { filterState[dim] = e.target.value; saveState({["f" + dim]: e.target.value}); drawTable(); }}},
       el("option", {value: ""}, "all"), values.map(v => el("option", {value: v}, v)))));
   }
   filters.append(el("label", {}, "search ", el("input", {type: "search", "data-testid": "filter-text",
-    on: {input: e => { filterState.text = e.target.value.toLowerCase(); drawTable(); }}})));
+    on: {input: e => { filterState.text = e.target.value.toLowerCase(); saveState({t: e.target.value}); drawTable(); }}})));
   filters.append(el("span", {class: "muted", id: "table-count"}));
+  filters.append(el("button", {"data-testid": "export-comparison", on: {click: exportComparison}}, "export CSV"));
+  for (const dim of ["model", "strategy", "retriever"]) {  // the filters the address holds
+    const value = state["f" + dim];
+    if (value) { filterState[dim] = value; filters.querySelector(`[data-testid=filter-${dim}]`).value = value; }
+  }
+  if (state.t) { filterState.text = state.t.toLowerCase(); filters.querySelector("[data-testid=filter-text]").value = state.t; }
   drawTable();
+}
+
+let tableRows = [];
+
+function exportComparison() {  // the rows shown (filtered, in their order), every column's value and its interval
+  const keys = COLUMNS().map(([key]) => key);
+  const bounded = keys.filter(key => D.configurations.some(c => (key + "_low") in c));
+  download("configurations.csv", csv([
+    ["name", ...keys, ...bounded.flatMap(key => [key + "_low", key + "_high"])],
+    ...tableRows.map(c => [c.name, ...keys.map(key => c[key]), ...bounded.flatMap(key => [c[key + "_low"], c[key + "_high"]])])]));
 }
 
 function drawTable() {
@@ -262,7 +335,8 @@ function drawTable() {
   });
   table.append(el("tbody", {}, rows.map(c => el("tr", {class: c.key === D.decision.pick ? "pick" : c.key === D.decision.runner_up ? "runner-up" : null, "data-key": c.key},
     columns.map(([, , value, text]) => el("td", {class: text ? "text" : null}, value(c)))))));
-  document.getElementById("table-count").textContent = ` ${rows.length} of ${D.configurations.length} configurations`;
+  tableRows = rows;
+  document.getElementById("table-count").textContent = ` ${rows.length} of ${D.configurations.length} configurations `;
 }
 
 // ---------------------------------------------------------------------------------------------- chunks
@@ -330,10 +404,40 @@ function drawSide() {
     el("b", {"data-testid": "wins"}, `A wins ${wins.length} needles`), ", ", el("b", {"data-testid": "losses"}, `B wins ${losses.length}`),
     `; the other ${D.needles.length - wins.length - losses.length} are tied.`));
   const byNeedle = answersByNeedle();
-  for (const [title, needles, winner] of [["Needles A wins", wins, "a"], ["Needles B wins", losses, "b"]]) {
-    list.append(el("h3", {}, `${title} (${needles.length})`));
-    for (const i of needles) list.append(needleView(i, a, b, winner, byNeedle));
+  const ties = D.needles.map((n, i) => i).filter(i => !wins.includes(i) && !losses.includes(i) && score(va[i]) !== null && score(vb[i]) !== null);
+  const {phrasing, outcome, text} = sideFilter;
+  const asked = i => !phrasing || [a, b].some(key => ((byNeedle[key] || {})[D.needles[i].id] || []).some(answer => D.questions[answer.q].phrasing === phrasing));
+  const said = i => !text || D.needles[i].text.toLowerCase().includes(text) || D.needles[i].id.toLowerCase().includes(text)
+    || [a, b].some(key => ((byNeedle[key] || {})[D.needles[i].id] || []).some(answer => D.questions[answer.q].question.toLowerCase().includes(text)));
+  const shown = [];
+  for (const [title, needles, winner, kind] of [["Needles A wins", wins, "a", "a"], ["Needles B wins", losses, "b", "b"], ["Tied needles", ties, null, "tie"]]) {
+    if (outcome ? outcome !== kind : kind === "tie") continue;  // the tied ones only when asked for
+    const kept = needles.filter(i => asked(i) && said(i));
+    list.append(el("h3", {}, `${title} (${kept.length}${kept.length !== needles.length ? ` of ${needles.length}` : ""})`));
+    for (const i of kept) { list.append(needleView(i, a, b, winner, byNeedle, phrasing)); shown.push([i, kind]); }
   }
+  sideRows = shown.map(([i, kind]) => [D.needles[i].id, D.needles[i].text, score(va[i]), score(vb[i]),
+    kind === "a" ? "A wins" : kind === "b" ? "B wins" : "tied"]);
+}
+
+const sideFilter = {phrasing: "", outcome: "", text: ""};
+let sideRows = [];
+
+function sideFilters() {
+  const box = document.getElementById("side-filters");
+  const phrasings = [...new Set(D.questions.filter(q => q.query_kind === "needle").map(q => q.phrasing))].sort();
+  Object.assign(sideFilter, {phrasing: state.sp || "", outcome: state.so || "", text: (state.st || "").toLowerCase()});
+  box.append(
+    el("label", {}, "phrasing ", el("select", {"data-testid": "side-phrasing", on: {change: e => { sideFilter.phrasing = e.target.value; saveState({sp: e.target.value}); busy(drawSide); }}},
+      el("option", {value: ""}, "all"), phrasings.map(v => el("option", {value: v}, v)))),
+    el("label", {}, " outcome ", el("select", {"data-testid": "side-outcome", on: {change: e => { sideFilter.outcome = e.target.value; saveState({so: e.target.value}); busy(drawSide); }}},
+      el("option", {value: ""}, "the needles they differ on"), el("option", {value: "a"}, "A wins"), el("option", {value: "b"}, "B wins"),
+      el("option", {value: "tie"}, "tied"))),
+    el("label", {}, " search ", el("input", {type: "search", "data-testid": "side-text", on: {input: e => { sideFilter.text = e.target.value.toLowerCase(); saveState({st: e.target.value}); busy(drawSide); }}})),
+    el("button", {"data-testid": "export-needles", on: {click: () => download("needles.csv", csv([["needle_id", "needle", "A", "B", "outcome"], ...sideRows]))}}, "export CSV"));
+  box.querySelector("[data-testid=side-phrasing]").value = sideFilter.phrasing;
+  box.querySelector("[data-testid=side-outcome]").value = sideFilter.outcome;
+  box.querySelector("[data-testid=side-text]").value = state.st || "";
 }
 
 let answerIndex = null;
@@ -348,13 +452,13 @@ function answersByNeedle() {
   return answerIndex;
 }
 
-function needleView(i, a, b, winner, byNeedle) {
+function needleView(i, a, b, winner, byNeedle, phrasing = "") {
   const needle = D.needles[i];
   const box = el("div", {class: "needle", "data-testid": "needle", "data-needle": needle.id},
     el("div", {}, el("b", {}, needle.id), " ", el("span", {class: "text"}, `"${needle.text}"`)));
   const sides = el("div", {class: "sides"});
   for (const [side, key] of [["a", a], ["b", b]]) {
-    const answers = (byNeedle[key] || {})[needle.id] || [];
+    const answers = ((byNeedle[key] || {})[needle.id] || []).filter(answer => !phrasing || D.questions[answer.q].phrasing === phrasing);
     sides.append(el("div", {class: "side" + (side === winner ? " winner" : ""), "data-testid": "side-" + side},
       el("h4", {}, `${side.toUpperCase()}: ${nameOf(key)}` + (side === winner ? " (wins)" : "")),
       answers.map(answer => el("div", {}, el("div", {}, el("b", {}, `${D.questions[answer.q].phrasing}: `), D.questions[answer.q].question),
@@ -422,6 +526,21 @@ function drawHistory() {
   drawRuns();
 }
 
+function words(value) {  // a setting's value as a person writes it: 1024, dense, 256, 1024; [] as "none"
+  if (Array.isArray(value)) return value.length ? value.map(words).join(", ") : "none";
+  if (value === null) return "none";
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
+}
+
+function flatten(settings, prefix = "") {  // {decision: {budget: 1024}} as {"decision.budget": "1024"}
+  const out = {};
+  for (const [name, value] of Object.entries(settings)) {
+    if (value && typeof value === "object" && !Array.isArray(value)) Object.assign(out, flatten(value, prefix + name + "."));
+    else out[prefix + name] = words(value);
+  }
+  return out;
+}
+
 function drawRuns() {
   const a = document.getElementById("run-a").value, b = document.getElementById("run-b").value;
   const changes = document.getElementById("run-changes"), flips = document.getElementById("run-flips");
@@ -433,9 +552,9 @@ function drawRuns() {
   for (const model of new Set([...Object.keys(A.revisions || {}), ...Object.keys(B.revisions || {})])) {
     if ((A.revisions || {})[model] !== (B.revisions || {})[model]) changed.push(`${model} weights: ${(A.revisions || {})[model] || "absent"} -> ${(B.revisions || {})[model] || "absent"}`);
   }
-  for (const name of new Set([...Object.keys(A.settings || {}), ...Object.keys(B.settings || {})])) {
-    const x = JSON.stringify((A.settings || {})[name]), y = JSON.stringify((B.settings || {})[name]);
-    if (x !== y) changed.push(`setting ${name}: ${x === undefined ? "unset" : x} -> ${y === undefined ? "unset" : y}`);
+  const a_ = flatten(A.settings || {}), b_ = flatten(B.settings || {});
+  for (const name of [...new Set([...Object.keys(a_), ...Object.keys(b_)])].sort()) {
+    if (a_[name] !== b_[name]) changed.push(`${name}: ${a_[name] === undefined ? "unset" : a_[name]} -> ${b_[name] === undefined ? "unset" : b_[name]}`);
   }
   changes.append(el("p", {}, `Run A ${A.run_id} (${A.created_at}) against run B ${B.run_id} (${B.created_at}): `,
     changed.length ? "what changed:" : "the same snapshot, evaluation set, pipeline, weights and settings."),
@@ -472,23 +591,34 @@ async function main() {
   sizes();
   refusal();
   tableSection();
+  const known = key => key && byKey[key] ? key : null;
   const first = D.decision.pick || (D.configurations[0] || {}).key, second = D.decision.runner_up || (D.configurations[1] || {}).key;
-  fillConfigSelect(document.getElementById("side-a"), first);
-  fillConfigSelect(document.getElementById("side-b"), second);
-  for (const id of ["side-a", "side-b"]) document.getElementById(id).addEventListener("change", drawSide);
+  fillConfigSelect(document.getElementById("side-a"), known(state.a) || first);
+  fillConfigSelect(document.getElementById("side-b"), known(state.b) || second);
+  for (const id of ["side-a", "side-b"]) document.getElementById(id).addEventListener("change", () => {
+    saveState({a: document.getElementById("side-a").value, b: document.getElementById("side-b").value});
+    busy(drawSide);
+  });
+  sideFilters();
   drawSide();
-  fillConfigSelect(document.getElementById("miss-config"), first);
-  document.getElementById("miss-config").addEventListener("change", drawMisses);
+  fillConfigSelect(document.getElementById("miss-config"), known(state.m) || first);
+  document.getElementById("miss-config").addEventListener("change", e => { saveState({m: e.target.value}); busy(drawMisses); });
   drawMisses();
-  fillConfigSelect(document.getElementById("history-config"), first);
-  document.getElementById("history-config").addEventListener("change", drawHistory);
-  for (const [id, offset] of [["run-a", 2], ["run-b", 1]]) {
+  fillConfigSelect(document.getElementById("history-config"), known(state.h) || first);
+  document.getElementById("history-config").addEventListener("change", e => { saveState({h: e.target.value}); busy(drawHistory); });
+  for (const [id, offset, name] of [["run-a", 2, "ra"], ["run-b", 1, "rb"]]) {
     const select = document.getElementById(id);
     for (const run of D.runs) select.append(el("option", {value: run.run_id}, `${run.run_id} (${run.created_at})`));
-    select.value = (D.runs[D.runs.length - offset] || D.runs[0] || {}).run_id || "";
-    select.addEventListener("change", drawRuns);
+    const chosen = D.runs.find(r => r.run_id === state[name]);
+    select.value = chosen ? chosen.run_id : (D.runs[D.runs.length - offset] || D.runs[0] || {}).run_id || "";
+    select.addEventListener("change", e => { saveState({[name]: e.target.value}); busy(drawRuns); });
   }
   drawHistory();
+  const header = document.querySelector("header");  // a section the navigation jumps to lands below the header
+  const fit = () => document.documentElement.style.setProperty("--header-height", `${header.offsetHeight + 8}px`);
+  fit();
+  window.addEventListener("resize", fit);
+  if (location.hash && document.getElementById(location.hash.slice(1))) document.getElementById(location.hash.slice(1)).scrollIntoView();
   document.body.setAttribute("data-ready", "true");
 }
 
