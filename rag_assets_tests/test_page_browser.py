@@ -186,6 +186,8 @@ def test_a_person_reads_the_decision_sorts_compares_sees_why_and_sees_a_flip(eva
         # in words, a nested setting by its dotted name
         assert "top_k: 25 -> 5" in changes and f"decision.budget: {BUDGET} -> 512" in changes, changes
         assert "bm25" not in changes and "{" not in changes, changes
+        # the flipped run lost one of the pick's needles: by its figures the pick is another configuration
+        assert f"The pick at {BUDGET} tokens changed from {winner} in run A to " in changes, changes
         flipped = page.locator(f"[data-testid=flipped] li[data-needle='{needle}']")
         assert flipped.count() == 1 and "1 in A -> 0 in B" in flipped.inner_text()
         page.locator("#history").screenshot(path=str(ARTEFACTS / "history.png"))

@@ -541,6 +541,15 @@ function flatten(settings, prefix = "") {  // {decision: {budget: 1024}} as {"de
   return out;
 }
 
+function pickOf(runId) {  // the configuration the decision's rule picks from one run's stored figures
+  const M = D.measure;
+  const rows = D.history.filter(h => h.run_id === runId && h[M] !== null && h[M] !== undefined).map(h => [h, byKey[`${h.model}|${h.strategy}|${h.retriever}`]])
+    .filter(([, c]) => c && c.rank !== null);
+  const latency = c => c.median_latency_ms === null || c.median_latency_ms === undefined ? Infinity : c.median_latency_ms;
+  rows.sort(([x, cx], [y, cy]) => (y[M] - x[M]) || ((y.mrr || 0) - (x.mrr || 0)) || (latency(cx) - latency(cy)) || cx.key.localeCompare(cy.key));
+  return rows.length ? rows[0][1].key : null;
+}
+
 function drawRuns() {
   const a = document.getElementById("run-a").value, b = document.getElementById("run-b").value;
   const changes = document.getElementById("run-changes"), flips = document.getElementById("run-flips");
@@ -556,9 +565,14 @@ function drawRuns() {
   for (const name of [...new Set([...Object.keys(a_), ...Object.keys(b_)])].sort()) {
     if (a_[name] !== b_[name]) changed.push(`${name}: ${a_[name] === undefined ? "unset" : a_[name]} -> ${b_[name] === undefined ? "unset" : b_[name]}`);
   }
+  const pickA = pickOf(a), pickB = pickOf(b);
+  const picks = pickA && pickB ? (pickA === pickB ? `The pick at ${D.budget} tokens is ${nameOf(pickA)} in both runs.`
+    : `The pick at ${D.budget} tokens changed from ${nameOf(pickA)} in run A to ${nameOf(pickB)} in run B.`) : "";
   changes.append(el("p", {}, `Run A ${A.run_id} (${A.created_at}) against run B ${B.run_id} (${B.created_at}): `,
     changed.length ? "what changed:" : "the same snapshot, evaluation set, pipeline, weights and settings."),
-    changed.length ? el("ul", {class: "lines"}, changed.map(line => el("li", {}, line))) : "");
+    changed.length ? el("ul", {class: "lines"}, changed.map(line => el("li", {}, line))) : "",
+    picks ? el("p", {"data-testid": "run-picks"}, el("b", {}, picks),
+      " (each run's figures at this page's budget, by the decision's rule: success, then MRR, then latency)") : "");
   const key = document.getElementById("history-config").value;
   const counts = [];
   for (const c of D.configurations) {
