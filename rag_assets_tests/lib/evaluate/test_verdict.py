@@ -66,7 +66,7 @@ def test_the_decision_comes_first_with_the_runner_up_and_what_cannot_be_told_apa
     assert said[2].endswith("the pick against it: 0.917 vs 0.833, +1/-0 needles, adjusted p = 1")
     assert said[3].startswith("  Not distinguishable from the pick (adjusted p >= 0.05): 3 of 3: ")
     assert said[4] == "  Cheaper equivalent: none is cheaper than the pick"  # every latency is the same here
-    assert said[5].startswith("  Against the runner-up: 12 needles detect ")
+    assert said[5].startswith("  Against the runner-up: 12 needles cannot detect at 80 % power even a difference of 0.083")
     assert said[6] == ("  Not competing at 1024 tokens (whole documents larger than the budget): 1 configuration, "
                        "e.g. m: document x dense")
 
