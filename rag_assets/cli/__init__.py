@@ -420,6 +420,10 @@ def run_command(argv: list[str] | None = None) -> int:
         error_sentence,
     )
 
+    if argv is None and not debugging():  # Dagster's report of a log it could not write to its damaged database
+        from rag_assets.instance.storage_errors import WithoutLogWriteFailures  # is said once, as the run's error
+
+        sys.stderr = WithoutLogWriteFailures(sys.stderr)
     command = f"rag-assets {args.command}"
     try:
         return _run(args, settings)

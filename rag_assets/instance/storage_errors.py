@@ -81,12 +81,35 @@ def cause_sentence(said: str, folder: Path, postgres: bool) -> str:
                 "device): free space, or point RAG_ASSETS_HOME at a folder on a device with room, and run again")
     if any(words in lowered for words in DAMAGED):
         damaged = damaged_files(folder) if folder.exists() else []
-        named = ", ".join(str(path) for path in damaged) or f"a database under {folder}"
+        named = f"Dagster's database {', '.join(str(path) for path in damaged)}" if damaged else (
+            f"A database of Dagster's under {folder}")  # SQLite said so, yet each file's own check finds it whole
         moves = "; ".join(f"mv {path} {path}.damaged" for path in damaged) or f"mv {folder} {folder}.damaged"
-        return (f"Dagster's database {named} is damaged ({said}). Set it aside ({moves}) and run again: Dagster "
+        return (f"{named} is damaged ({said}). Set it aside ({moves}) and run again: Dagster "
                 "starts a new run history, and the results (metrics.duckdb, the Parquet files, the embedding "
                 "cache) are kept, so `rag-assets evaluate` records them again from what is stored")
     if "unable to open database file" in lowered:
         return (f"Dagster's database under {folder} cannot be opened ({said}): the folder must exist, be "
                 "writable and have a path this system can open (RAG_ASSETS_HOME)")
     return f"Dagster's database under {folder} failed: {said}"
+
+
+LOG_WRITE_FAILED = "Exception while writing logger call to event log:"
+
+
+class WithoutLogWriteFailures:
+    """A text stream (the command's stderr) that passes everything on except Dagster's own report that it
+    could not write a log message to its event log because its database is damaged or full ("Exception while
+    writing logger call to event log: (sqlite3.DatabaseError) ... [SQL: INSERT ...] [parameters: ...]",
+    written straight to ``sys.stderr``): that failure reaches the command as the run's error, which says it
+    in one sentence with the file and the fix. Any other failure to write the log is passed on as it is."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if text.startswith(LOG_WRITE_FAILED) and any(words in text.lower() for words in DAMAGED + FULL):
+            return len(text)
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str):  # flush, fileno, isatty, encoding, buffer: the stream's own
+        return getattr(self._stream, name)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from rag_assets.instance.storage_errors import damaged_files, instance_storage_sentence
+from rag_assets.instance.storage_errors import WithoutLogWriteFailures, damaged_files, instance_storage_sentence
 
 PAGE = 4096
 
@@ -63,6 +63,7 @@ def test_with_no_damaged_file_found_the_folder_is_named(tmp_path):
     database(tmp_path / "history" / "runs.db")
     said = instance_storage_sentence(sqlalchemy_error("file is not a database"), tmp_path, False)
     assert f"mv {tmp_path} {tmp_path}.damaged" in said
+    assert said.startswith(f"A database of Dagster's under {tmp_path} is damaged (file is not a database)"), said
 
 
 @pytest.mark.parametrize(("message", "expected"), [
@@ -87,3 +88,32 @@ def test_a_step_that_failed_on_a_damaged_instance_file_is_told_as_that_file(tmp_
     assert said.startswith(f"Dagster's database {index} is damaged (database disk image is malformed)"), said
     assert "[SQL:" not in said and f"mv {index} {index}.damaged" in said
     assert failed_step_sentence("chunks failed: a document is damaged", tmp_path) is None
+
+
+LOG_WRITE = ("Exception while writing logger call to event log: (sqlite3.DatabaseError) {}\n"
+             "[SQL: INSERT INTO event_logs (run_id, event) VALUES (?, ?)]\n[parameters: ('85d8', '{{}}')]\n"
+             "(Background on this error at: https://sqlalche.me/e/21/4xp6)\n")
+
+
+@pytest.mark.parametrize("cause", ["database disk image is malformed", "file is not a database",
+                                   "database or disk is full"])
+def test_dagsters_report_of_a_log_it_could_not_write_to_a_damaged_or_full_database_is_not_passed_on(cause):
+    import io
+
+    stream = io.StringIO()
+    quiet = WithoutLogWriteFailures(stream)
+    assert quiet.write(LOG_WRITE.format(cause)) == len(LOG_WRITE.format(cause))
+    quiet.write("rag-assets evaluate: Dagster's database x is damaged.\n")
+    assert stream.getvalue() == "rag-assets evaluate: Dagster's database x is damaged.\n"
+
+
+def test_any_other_write_and_any_other_log_write_failure_pass_on_and_the_stream_is_the_streams_own():
+    import io
+
+    stream = io.StringIO()
+    quiet = WithoutLogWriteFailures(stream)
+    other = LOG_WRITE.format("database is locked")
+    quiet.write(other)
+    quiet.write("database disk image is malformed, said a step\n")  # not Dagster's log-write report
+    assert stream.getvalue() == other + "database disk image is malformed, said a step\n"
+    assert quiet.getvalue() is not None and quiet.seekable() == stream.seekable()
