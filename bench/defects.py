@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
-COPIED = ("rag_assets", "rag_assets_tests", "data", "docs", "pyproject.toml", "workspace.yaml", "mkdocs.yml",
+COPIED = ("rag_assets", "rag_assets_tests", "bench", "data", "docs", "pyproject.toml", "workspace.yaml", "mkdocs.yml",
           ".gitignore", "README.md", "BENCHMARKS.md", "CHANGELOG.md")
 FAST_SET = ("-m", "not integration and not servers and not browser")  # make test-fast's selection
 WORKERS = os.environ.get("TEST_WORKERS", "2")
