@@ -100,8 +100,9 @@ class WithoutLogWriteFailures:
     """A text stream (the command's stderr) that passes everything on except Dagster's own report that it
     could not write a log message to its event log because its database is damaged or full ("Exception while
     writing logger call to event log: (sqlite3.DatabaseError) ... [SQL: INSERT ...] [parameters: ...]",
-    written straight to ``sys.stderr``): that failure reaches the command as the run's error, which says it
-    in one sentence with the file and the fix. Any other failure to write the log is passed on as it is."""
+    written straight to ``sys.stderr``): for a run's own event Dagster raises it, so it reaches the command as
+    the run's error, said in one sentence with the file and the fix; a step's log message lost to the same
+    cause is followed by the next event's failure. Any other failure to write the log is passed on as it is."""
 
     def __init__(self, stream):
         self._stream = stream
