@@ -27,7 +27,13 @@ import pyarrow as pa
 
 from rag_assets.lib.evaluate.catalog import UNIT
 from rag_assets.lib.evaluate.catalog import measure as declared
-from rag_assets.lib.evaluate.decision import DecisionRule, cheaper_than, complete_decision, ranking_rows
+from rag_assets.lib.evaluate.decision import (
+    DecisionRule,
+    cheaper_than,
+    complete_decision,
+    configuration_of,
+    ranking_rows,
+)
 from rag_assets.lib.evaluate.decision import name_of as name_of  # where the verdict and the page take it
 from rag_assets.lib.evaluate.equivalence import non_inferiority
 from rag_assets.lib.evaluate.multiplicity import METHODS, adjust
@@ -79,50 +85,55 @@ def needle_values(connection: duckdb.DuckDBPyConnection, configuration: tuple[st
         "WHERE model = ? AND strategy = ? AND retriever = ? GROUP BY unit", list(configuration)).fetchall())
 
 
+def paired_needles(connection: duckdb.DuckDBPyConnection, a: tuple[str, str, str], b: tuple[str, str, str],
+                   measure: str) -> tuple[list[float], list[float]]:
+    """The values of configurations a and b on the needles both answered, paired in needle order."""
+    left, right = needle_values(connection, a, measure), needle_values(connection, b, measure)
+    shared = sorted(set(left) & set(right))
+    return [left[n] for n in shared], [right[n] for n in shared]
+
+
+def comparison_row(family: str, label: str, a: tuple[str, str, str], b: tuple[str, str, str], measure: str,
+             x: list[float], y: list[float], counted, p_value: float, test: str, margin: float | None = None) -> dict:
+    """A row of ``comparisons`` (SCHEMA) for one test of a against b on the paired values x and y, before the
+    family is adjusted; ``counted`` holds its wins, losses and ties."""
+    return {"family": family, "comparison": label, "model": a[0], "a_strategy": a[1], "a_retriever": a[2],
+            "b_model": b[0], "b_strategy": b[1], "b_retriever": b[2], "measure": measure, "needles": len(x),
+            "a_value": sum(x) / len(x), "b_value": sum(y) / len(y), "wins": counted.wins, "losses": counted.losses,
+            "ties": counted.ties, "p_value": p_value, "p_adjusted": None, "adjustment": None, "test": test,
+            "result": None, "margin": margin}
+
+
 def compare(connection: duckdb.DuckDBPyConnection, family: str, label: str, a: tuple[str, str, str],
             b: tuple[str, str, str], measure: str) -> dict | None:
     """The paired test of configuration a (model, strategy, retriever) against b over the needles both
     answered; None when they share none."""
-    left, right = needle_values(connection, a, measure), needle_values(connection, b, measure)
-    shared = sorted(set(left) & set(right))
-    if not shared:
+    x, y = paired_needles(connection, a, b, measure)
+    if not x:
         return None
-    x, y = [left[n] for n in shared], [right[n] for n in shared]
     result = paired_test(declared(measure), x, y)
-    return {"family": family, "comparison": label, "model": a[0], "a_strategy": a[1], "a_retriever": a[2],
-            "b_model": b[0], "b_strategy": b[1], "b_retriever": b[2], "measure": measure, "needles": len(shared),
-            "a_value": sum(x) / len(x), "b_value": sum(y) / len(y), "wins": result.wins, "losses": result.losses,
-            "ties": result.ties, "p_value": result.p_value, "p_adjusted": None, "adjustment": None,
-            "test": result.test, "result": None, "margin": None}
+    return comparison_row(family, label, a, b, measure, x, y, result, result.p_value, result.test)
 
 
 def compare_non_inferior(connection: duckdb.DuckDBPyConnection, candidate: tuple[str, str, str],
                          pick: tuple[str, str, str], measure: str, margin: float) -> dict | None:
     """The one-sided non-inferiority test of ``candidate`` against the pick over the needles both answered
     (``equivalence.non_inferiority``); wins and losses count the needles it does better and worse on."""
-    left, right = needle_values(connection, candidate, measure), needle_values(connection, pick, measure)
-    shared = sorted(set(left) & set(right))
-    if not shared:
+    x, y = paired_needles(connection, candidate, pick, measure)
+    if not x:
         return None
-    x, y = [left[n] for n in shared], [right[n] for n in shared]
-    counted = sign_test(x, y)
-    return {"family": "non_inferiority", "comparison": "cheaper vs pick", "model": candidate[0],
-            "a_strategy": candidate[1], "a_retriever": candidate[2], "b_model": pick[0], "b_strategy": pick[1],
-            "b_retriever": pick[2], "measure": measure, "needles": len(shared), "a_value": sum(x) / len(x),
-            "b_value": sum(y) / len(y), "wins": counted.wins, "losses": counted.losses, "ties": counted.ties,
-            "p_value": non_inferiority(x, y, margin), "p_adjusted": None, "adjustment": None,
-            "test": f"paired t on needles, one-sided, non-inferiority margin {margin:g}", "result": None,
-            "margin": margin}
+    return comparison_row("non_inferiority", "cheaper vs pick", candidate, pick, measure, x, y, sign_test(x, y),
+                    non_inferiority(x, y, margin), f"paired t on needles, one-sided, non-inferiority margin {margin:g}",
+                    margin)
 
 
 def sensitivity_between(connection: duckdb.DuckDBPyConnection, measure: str, alpha: float):
     """``sensitivity_of(a, b)`` for ``decision.complete_decision``: what the needles both configurations answered
     can tell about their difference (``power.sensitivity`` of their sign-test counts)."""
     def sensitivity_of(a: tuple[str, str, str], b: tuple[str, str, str]) -> Sensitivity:
-        left, right = needle_values(connection, a, measure), needle_values(connection, b, measure)
-        shared = sorted(set(left) & set(right))
-        counted = sign_test([left[n] for n in shared], [right[n] for n in shared])
-        return sensitivity(counted.wins, counted.losses, len(shared), alpha)
+        x, y = paired_needles(connection, a, b, measure)
+        counted = sign_test(x, y)
+        return sensitivity(counted.wins, counted.losses, len(x), alpha)
 
     return sensitivity_of
 
@@ -137,7 +148,7 @@ def question_pair(question: Question, pick: tuple[str, str, str]) -> tuple[tuple
 
 def compute_comparisons(connection: duckdb.DuckDBPyConnection, ranking: list[dict], rule: DecisionRule) -> pa.Table:
     """The family of one run around the pick of ``ranking`` (``decision.rank_configurations``), adjusted."""
-    competing = [(r["model"], r["strategy"], r["retriever"]) for r in ranking if r["rank"] is not None]
+    competing = [configuration_of(r) for r in ranking if r["rank"] is not None]
     rows: list[dict | None] = []
     if competing:
         pick, measure = competing[0], rule.measure
@@ -151,8 +162,8 @@ def compute_comparisons(connection: duckdb.DuckDBPyConnection, ranking: list[dic
         rows += [compare(connection, "external", f"{key} vs pick", (EXTERNAL_MODEL, key, key), pick, measure)
                  for key in sorted({c[1] for c in present if c[0] == EXTERNAL_MODEL})]
         rows_ranked = [r for r in ranking_rows(ranking, rule) if r["rank"] is not None]
-        rows += [compare_non_inferior(connection, (r["model"], r["strategy"], r["retriever"]), pick, measure,
-                                      rule.margin) for r in cheaper_than(rows_ranked[0], rows_ranked)]
+        rows += [compare_non_inferior(connection, configuration_of(r), pick, measure, rule.margin)
+                 for r in cheaper_than(rows_ranked[0], rows_ranked)]
     tested = [row for row in rows if row is not None]
     for row, adjusted in zip(tested, adjust([row["p_value"] for row in tested], rule.adjustment)):
         row |= {"p_adjusted": adjusted, "adjustment": rule.adjustment,
