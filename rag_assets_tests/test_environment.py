@@ -73,3 +73,10 @@ def test_a_process_that_is_not_a_command_is_left_as_it_is(tmp_path, monkeypatch)
     monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
     assert environment.keep_scratch_in(tmp_path / "caches", tmp_path / "tmp", lambda pid: True) is None
     assert "TIKTOKEN_CACHE_DIR" not in os.environ and not (tmp_path / "caches").exists()
+
+
+def test_a_process_is_a_command_only_once_the_command_line_said_so(monkeypatch):
+    monkeypatch.setitem(environment._COMMAND, "started", False)
+    assert environment.is_a_command() is False
+    environment.started_as_command()
+    assert environment.is_a_command() is True

@@ -121,3 +121,12 @@ def test_staging_removes_what_dead_processes_of_this_host_left(tmp_path):
     staged = StagedParquet(tmp_path, "embeddings")
     assert not left.exists() and live.exists() and other_host.exists()
     assert staged.path.parent == folder and f".{host}.{os.getpid()}." in staged.path.name
+
+
+def test_the_decision_rule_carries_the_resources_margin_budget_and_adjustment():
+    from rag_assets.resources import DecisionSettings
+
+    rule = RagSettings(home="/tmp/h", decision=DecisionSettings(budget=512, budgets=[256, 512], adjustment="bh",
+                                                               margin=0.1)).decision_rule()
+    assert (rule.budget, rule.budgets, rule.adjustment, rule.margin) == (512, (256, 512), "bh", 0.1)
+    assert RagSettings(home="/tmp/h").decision_rule().margin == 0.05

@@ -55,6 +55,10 @@ def _environment_readers_anywhere(path: Path) -> list[int]:
     ("RAG_ASSETS_TAGS", "tier", "RAG_ASSETS_TAGS='tier': every tag is key=value; tier is not"),
     ("RAG_ASSETS_OBJECT_STORE_OPTIONS", "[1]", "RAG_ASSETS_OBJECT_STORE_OPTIONS='[1]': must be a JSON object"),
     ("RAG_ASSETS_BM25_B", "2", "RAG_ASSETS_BM25_B='2': Input should be less than or equal to 1"),
+    ("RAG_ASSETS_DECISION_MARGIN", "1", "RAG_ASSETS_DECISION_MARGIN='1': Input should be less than 1"),
+    ("RAG_ASSETS_DECISION_MARGIN", "-0.1", "RAG_ASSETS_DECISION_MARGIN='-0.1': Input should be greater than or equal to 0"),
+    ("RAG_ASSETS_REPORT_PORT", "0", "RAG_ASSETS_REPORT_PORT='0': Input should be greater than or equal to 1"),
+    ("RAG_ASSETS_REPORT_PORT", "65536", "RAG_ASSETS_REPORT_PORT='65536': Input should be less than or equal to 65535"),
 ])
 def test_a_bad_value_names_the_variable_the_value_and_what_it_must_be(monkeypatch, variable, value, said):
     monkeypatch.setenv(variable, value)
@@ -191,3 +195,10 @@ def test_the_command_line_refuses_a_bad_setting_in_one_line(monkeypatch, capsys)
     error = capsys.readouterr().err
     assert error.strip() == "rag-assets: error: RAG_ASSETS_SLOT_WAIT='soon': Input should be a valid number, unable " \
                             "to parse string as a number"
+
+
+def test_the_margin_and_the_report_port_are_read_from_their_variables(monkeypatch):
+    assert current().decision.margin == 0.05 and current().report_port == 3001
+    monkeypatch.setenv("RAG_ASSETS_DECISION_MARGIN", "0.1")
+    monkeypatch.setenv("RAG_ASSETS_REPORT_PORT", "3100")
+    assert current().decision.margin == 0.1 and current().report_port == 3100

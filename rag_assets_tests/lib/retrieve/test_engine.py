@@ -87,3 +87,11 @@ def test_an_unknown_retriever_setting_is_refused_naming_the_registered_ones():
     empty = pa.table({"x": [1]})
     with pytest.raises(ValueError, match="unknown retriever.* dnese .*the retrievers are dense, ann, bm25"):
         retrieve_and_judge(empty, empty, empty, empty, HashingEmbedder(dimension=8), ["dense", "dnese"], 3)
+
+
+def test_only_the_hnsw_search_is_approximate_and_the_others_are_exact():
+    from rag_assets.lib.evaluate.equivalence import approximate
+
+    assert [name for name, r in RETRIEVERS.items() if getattr(r, "approximate", False)] == ["ann"]
+    assert approximate("ann") and not approximate("dense") and not approximate("hybrid")
+    assert not approximate("a-teams-own")  # unknown: exact
