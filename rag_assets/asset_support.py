@@ -37,6 +37,19 @@ def preview_table(rows: list[dict]) -> MetadataValue:
     return MetadataValue.table(records=records, schema=TableSchema(columns=columns))
 
 
+# Dagster's UI (1.13.27) shows a Markdown entry of fewer than 1,000 characters inline, and its metadata table gives
+# the Value column of every row the width of the widest entry: one inline table of 13 columns (chunk_stats on a
+# small project) pushed the decision's first line past the edge of a 1280-pixel screen.
+INLINE_MARKDOWN_LIMIT = 1000
+
+
+def markdown_table(markdown: str) -> MetadataValue:
+    """A Markdown table as a metadata entry the UI never shows inline: behind its "[Show Markdown]" link (a dialog
+    that scrolls), however few its rows, so the entries beside it keep the width of the screen. The padding is
+    trailing newlines, which Markdown renders as nothing."""
+    return MetadataValue.md(markdown.rstrip("\n") + "\n" * max(1, INLINE_MARKDOWN_LIMIT - len(markdown.rstrip("\n"))))
+
+
 def table_version(table: pa.Table) -> str:
     """A content hash of a table (schema and rows): the same rows give the same data version."""
     sink = pa.BufferOutputStream()

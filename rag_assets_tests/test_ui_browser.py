@@ -131,7 +131,8 @@ def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(
             missing = [a.key.to_user_string() for a in ASSETS if a.key.to_user_string() not in lineage]
             assert not missing, f"the lineage page does not list {missing}"
 
-            # the metrics page: the comparison table, both plots and the worst-queries preview
+            # the metrics page, on a 1280x800 screen: the comparison table, both plots and the worst-queries preview
+            page.set_viewport_size({"width": 1280, "height": 800})
             metrics = open_page(page, server.url + "/assets/retrieval_metrics", "metrics")
             for label in ("decision", "evaluation_page", "verdict", "shipped", "success_at_1024_tokens", "comparison",
                           "comparisons", "chunk_stats", "plots", "mrr"):
@@ -143,6 +144,15 @@ def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(
             # the decision: a short first line Dagster shows in the table itself, the detail below it
             decision = metrics[metrics.index("decision"):metrics.index("evaluation_page")]
             assert "Ship " in decision and "at 1024 tokens" in decision, decision
+            # ... and fits the screen: no entry (an inline table, a path) widens the Value column past its edge
+            first_line = page.locator("td", has_text=re.compile(r"^Ship ")).locator("p").first
+            assert first_line.is_visible() and first_line.inner_text().endswith("at 1024 tokens"), first_line
+            line_box = first_line.bounding_box()
+            assert line_box["x"] + line_box["width"] <= 1280, line_box
+            value_edges = page.evaluate("""() => Array.from(document.querySelectorAll('table tr')).filter(
+                tr => tr.children.length === 3).map(tr => [tr.children[0].innerText,
+                Math.round(tr.children[2].getBoundingClientRect().right)])""")
+            assert len(value_edges) > 10 and all(right <= 1280 for _, right in value_edges), value_edges
             link = page.locator(f'a[href="{address}"]').first
             assert link.count() == 1, "the evaluation_page entry is not a link"
             box = link.bounding_box()
@@ -172,8 +182,9 @@ def test_a_person_sees_the_pipeline_metrics_checks_schemas_and_stale_partitions(
             assert "wordllama-copy" in shown and "S@1024t" in shown
             page.keyboard.press("Escape")
             plots = page.locator("img[src^='data:image/png']")
-            if not plots.count():  # the plots render when their Markdown is opened (after the verdict and 3 tables)
-                page.get_by_text("[Show Markdown]").nth(4).click()
+            if not plots.count():  # the plots render when their Markdown is opened: the link in their own row
+                page.locator("tr", has=page.locator("td", has_text=re.compile(r"^plots$"))).get_by_text(
+                    "[Show Markdown]").click()
                 time.sleep(1)
             assert page.locator("img[src^='data:image/png']").count() >= 3, "the plots are not shown"
             page.screenshot(path=str(ARTEFACTS / "metrics-plots.png"))

@@ -13,7 +13,7 @@ from dagster import (
     asset_check,
 )
 
-from rag_assets.asset_support import table_version, versioned_output
+from rag_assets.asset_support import markdown_table, table_version, versioned_output
 from rag_assets.automation import REBUILD_CORPUS
 from rag_assets.lib.ingest.documents import (
     extract_entry,
@@ -63,12 +63,13 @@ def extraction_metadata(summary: dict, trees: list[dict], configuration: dict[st
         "characters": summary["characters"],
         "sections": summary["sections"],
         "formats": MetadataValue.json(summary["formats"]),
-        "largest_documents": MetadataValue.md(summary["largest_table"]),
+        "largest_documents": markdown_table(summary["largest_table"]),
         "source_syntax_lines": summary["syntax_lines"], "unknown_constructs": summary["unknown_constructs"],
         "trees": MetadataValue.json(trees),
         "configuration_files": MetadataValue.json(configuration),
         "generated_from_code": summary["from_code"],
-        "least_faithful": MetadataValue.md(summary["fidelity_table"] or "every document renders without source syntax"),
+        "least_faithful": markdown_table(summary["fidelity_table"]) if summary["fidelity_table"]
+        else MetadataValue.md("every document renders without source syntax"),
     }
 
 

@@ -15,7 +15,7 @@ from dagster import (
     asset_check,
 )
 
-from rag_assets.asset_support import preview_table, snapshot_of
+from rag_assets.asset_support import markdown_table, preview_table, snapshot_of
 from rag_assets.automation import EVALUATE
 from rag_assets.lib.embed.models import RegistryModels, registry
 from rag_assets.lib.evaluate.misses import worst_queries_of_pick
@@ -143,10 +143,10 @@ def metrics_metadata(evaluation: Evaluation, report: Report, database: Path, mis
         "evaluation_run": evaluation.run_id,
         "rows": evaluation.rows,
         "configurations": MetadataValue.json([f"{m} x {s}" for m, s in evaluation.configurations]),
-        "comparison": MetadataValue.md(comparison),
-        "comparisons": MetadataValue.md(comparisons),
-        "chunk_stats": MetadataValue.md(chunk_stats),
-        **({"suggested_cuts": MetadataValue.md(refusal[0])} if refusal else {}),
+        "comparison": markdown_table(comparison),
+        "comparisons": markdown_table(comparisons),
+        "chunk_stats": markdown_table(chunk_stats),
+        **({"suggested_cuts": markdown_table(refusal[0])} if refusal else {}),
         "plots": MetadataValue.md(plots_markdown(report)),
         **({"worst_queries": preview_table(missed)} if missed else {}),
         "report": MetadataValue.path(str(report.path)),
