@@ -133,7 +133,7 @@ DEFECTS = [
            "rag_assets/lib/ingest/doc_sources.py", '"admonition", "attr_list", "def_list",', '"admonition", "def_list",',
            "rag_assets_tests/lib/ingest/test_doc_sources.py"),
     Defect("an approximately located external hit placed at the first place that matches instead of the best",
-           "rag_assets/lib/retrieve/external/locate.py", "if covered > best.ratio:",
+           "rag_assets/lib/ingest/alignment.py", "if covered > best.ratio:",
            "if covered >= LOCATED_RATIO > best.ratio:",
            "rag_assets_tests/lib/retrieve/test_external.py"),
     # --- the static findings of the second audit --------------------------------------------------------
