@@ -103,6 +103,7 @@ class RagSettings(ConfigurableResource):
     strategies_file: str = _setting("strategies_file")
     phrasings: list[str] = _setting("evaluation.phrasings")
     max_document_bytes: int = _setting("evaluation.max_document_bytes")
+    max_lost_needles: float = _setting("evaluation.max_lost_needles")
     run_tree_code: bool = _setting("evaluation.run_tree_code")
     external_deadline_seconds: float = _setting("evaluation.external_deadline_seconds")
     external_max_answer_bytes: int = _setting("evaluation.external_max_answer_bytes")

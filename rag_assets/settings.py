@@ -103,6 +103,9 @@ class Evaluation(_Group):
     external_max_answer_bytes: int = Field(8 * 1024 * 1024, ge=1024, description="The largest answer an external "
                                            "retriever may give one query; a larger one is a miss with its reason, "
                                            "never read whole.")
+    max_lost_needles: float = Field(0.2, ge=0, le=1, description="The evaluation goes on without the needles a "
+                                    "corpus edit lost (edited, removed, now repeated or a heading; named in the "
+                                    "verdict) unless more than this share of them is lost: then it stops, naming them.")
     run_tree_code: bool = Field(False, description="Let a Sphinx tree's own code run when it is read: its conf.py "
                                 "is executed, its extensions loaded and autodoc imports the documented package, as "
                                 "its site's build does. This RUNS THE TREE'S CODE: off by default, when autodoc's "

@@ -72,7 +72,7 @@ def test_asset_keys_and_lineage():
 def test_checks_and_schedules():
     graph = defs.resolve_asset_graph()
     assert {key.name for key in graph.asset_check_keys} == {
-        "every_document_extracted", "no_source_syntax_left", "needles_occur_once", "needles_not_headings", "query_ids_unique",
+        "every_document_extracted", "no_source_syntax_left", "needles_follow_the_corpus", "needles_occur_once", "needles_not_headings", "query_ids_unique",
         "phrasings_present", "out_of_domain_present", "vectors_are_unit_length", "retrieval_stamps_agree",
         "metrics_stamps_agree", "no_significant_regression"}
     assert defs.resolve_schedule_def("input_observation").job_name == "observe_inputs"

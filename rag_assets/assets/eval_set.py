@@ -7,6 +7,7 @@ import pyarrow as pa
 from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
+    AssetExecutionContext,
     AssetIn,
     Failure,
     MetadataValue,
@@ -15,7 +16,7 @@ from dagster import (
     asset_check,
 )
 
-from rag_assets.asset_support import as_metadata, versioned_output
+from rag_assets.asset_support import as_metadata, markdown_table, versioned_output
 from rag_assets.automation import REBUILD_CORPUS
 from rag_assets.lib.evalsets.checks import (
     duplicate_id_problems,
@@ -27,28 +28,54 @@ from rag_assets.lib.evalsets.checks import (
 )
 from rag_assets.lib.evalsets.loading import load_eval_set
 from rag_assets.lib.evalsets.queries import NEEDLE_SET, OUT_OF_DOMAIN, needles_from_rows
+from rag_assets.lib.evalsets.relocation import (
+    KEPT,
+    changes_table,
+    counts,
+    lost_lines,
+    relocate_eval_set,
+    too_many_lost,
+    with_changes,
+)
 from rag_assets.lib.ingest.documents import canonical_texts
 from rag_assets.lib.store.schemas import EVAL_SET, table_from_rows
 from rag_assets.resources import RagSettings
 
 
 @asset(group_name="evaluation", automation_condition=REBUILD_CORPUS, kinds={"python", "parquet"})
-def eval_set(settings: RagSettings, extracted_text: pa.Table) -> Output[pa.Table]:
+def eval_set(context: AssetExecutionContext, settings: RagSettings, extracted_text: pa.Table) -> Output[pa.Table]:
     """The evaluation set, one row per query: needles in every phrasing, then out-of-domain queries.
 
-    Its blocking checks hold everything downstream back when the set does not fit the corpus; it
-    depends on the extracted text so that a changed corpus re-runs them. Its data version is the
-    hash of its files, so re-checking an unchanged set stales nothing. A set its blocking checks would
-    reject fails here, before it is written, so it never replaces the last good one.
+    Each needle is first re-located in the snapshot (``relocation.py``): one kept or moved is asked where it is
+    now; one an edit lost (edited, with a successor offered; removed; now repeated or a heading) is left out and
+    named, and more than ``evaluation.max_lost_needles`` of them lost stops the evaluation. Its blocking checks
+    hold everything downstream back when the set does not fit the corpus; it depends on the extracted text so
+    that a changed corpus re-runs them. Its data version is the hash of its files (and of what the snapshot made
+    of its needles), so re-checking an unchanged set stales nothing. A set its blocking checks would reject fails
+    here, before it is written, so it never replaces the last good one.
     """
     loaded = load_eval_set(Path(settings.eval_set), Path(settings.out_of_domain) if settings.out_of_domain else None,
                            settings.beir_split)
-    problems = rejection_problems(loaded.rows, extracted_text.to_pylist(), settings.phrasings, bool(settings.out_of_domain))
+    extracted = extracted_text.to_pylist()
+    asked, relocations = relocate_eval_set(loaded, extracted)
+    stop = too_many_lost(relocations, settings.max_lost_needles)
+    problems = ([*lost_lines(relocations)] if stop else []) + rejection_problems(
+        asked.rows, extracted, settings.phrasings, bool(settings.out_of_domain))
     if problems:
         raise Failure(description=f"the evaluation set {settings.eval_set} was rejected and not written (the last good "
-                      f"one stays): " + "; ".join(problems), metadata={"problems": MetadataValue.json(problems)})
-    return versioned_output(table_from_rows(EVAL_SET, loaded.rows, "eval_set"), loaded.digest,
-                            as_metadata(loaded.summary()))
+                      f"one stays): " + (stop + ". " if stop else "") + "; ".join(problems),
+                      metadata={"problems": MetadataValue.json(problems)})
+    for line in lost_lines(relocations):
+        context.log.warning(f"needle {line}: left out of this evaluation (see eval_set's needles_changed)")
+    return versioned_output(with_changes(table_from_rows(EVAL_SET, asked.rows, "eval_set"), relocations), asked.digest,
+                            {**as_metadata(asked.summary()), **relocation_metadata(relocations)})
+
+
+def relocation_metadata(relocations: list) -> dict:
+    changed = [r.row() for r in relocations if r.status != KEPT]
+    return {"needles_in_the_snapshot": MetadataValue.json(counts(relocations)),
+            "needles_changed": markdown_table(changes_table(relocations)) if changed
+            else MetadataValue.md(changes_table(relocations))}
 
 
 def _result(problems: list[str], passed_text: str, severity=AssetCheckSeverity.ERROR) -> AssetCheckResult:
@@ -94,4 +121,20 @@ def out_of_domain_present(settings: RagSettings, eval_set: pa.Table) -> AssetChe
     return _result(problems, f"{count} out-of-domain queries", severity)
 
 
-EVAL_SET_CHECKS = [needles_occur_once, needles_not_headings, query_ids_unique, phrasings_present, out_of_domain_present]
+@asset_check(asset=eval_set, additional_ins={"extracted_text": AssetIn()},
+             description="Every needle of the needle file still holds in this snapshot: a needle an edit moved, "
+             "changed or removed is named (a warning; more than evaluation.max_lost_needles lost stops eval_set).")
+def needles_follow_the_corpus(settings: RagSettings, extracted_text: pa.Table) -> AssetCheckResult:
+    loaded = load_eval_set(Path(settings.eval_set), Path(settings.out_of_domain) if settings.out_of_domain else None,
+                           settings.beir_split)
+    _, relocations = relocate_eval_set(loaded, extracted_text.to_pylist())
+    changed = [f"{r.needle_id}: {r.reason}" for r in relocations if r.status != KEPT]
+    found = counts(relocations)
+    return AssetCheckResult(
+        passed=not changed, severity=AssetCheckSeverity.WARN,
+        description="\n".join(changed) if changed else f"all {len(relocations)} needles kept",
+        metadata={**{status: count for status, count in found.items()}, "offending": len(changed),
+                  "problems": MetadataValue.json(changed)})
+
+
+EVAL_SET_CHECKS = [needles_follow_the_corpus, needles_occur_once, needles_not_headings, query_ids_unique, phrasings_present, out_of_domain_present]

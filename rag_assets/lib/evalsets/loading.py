@@ -49,6 +49,15 @@ class EvalSet:
         }
 
 
+    def with_needles(self, needles: list[Needle], digest: str) -> EvalSet:
+        """The same set asking only ``needles`` (each where it is now), its rows stamped ``digest``."""
+        kinds = {o.id: o.kind for o in self.out_of_domain} | {n.id: n.kind for n in needles}
+        labelled = frozenset(n.id for n in needles if n.origin == "labelled")
+        rows = query_rows(expand_queries(needles, self.out_of_domain), kinds, self.version, digest, self.source,
+                          labelled)
+        return EvalSet(rows, needles, self.out_of_domain, self.files, self.source, self.version, digest)
+
+
 def load_eval_set(source: Path, out_of_domain_file: Path | None = None, beir_split: str = "test") -> EvalSet:
     """Needles in every phrasing (or a BEIR split's judged queries), then the out-of-domain queries."""
     source = Path(source)

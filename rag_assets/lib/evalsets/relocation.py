@@ -9,7 +9,7 @@ Each needle is, in the new snapshot:
   external retrievers' locator uses (``ingest.alignment``), at least ``SUCCESSOR_SIMILARITY`` alike: offered as
   its successor, for a person to accept (``rag-assets needles repair``);
 - ``removed``: nothing aligns with it;
-- ``ambiguous``: verbatim, but more than once in the corpus, or now a heading: it no longer singles a place out.
+- ``ambiguous``: verbatim, but more than once in the corpus, or a heading: it no longer singles a place out.
 
 Kept and moved needles hold: the evaluation goes on with them. The others are lost until a person accepts a
 successor; above ``MAX_LOST_SHARE`` of the set, the evaluation stops, naming them.
@@ -18,13 +18,20 @@ successor; above ``MAX_LOST_SHARE`` of the set, the evaluation stops, naming the
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from rag_assets.lib.evalsets.checks import in_a_heading
+import pyarrow as pa
+
+from rag_assets.lib.evalsets.checks import headings_by_document, in_a_heading
+from rag_assets.lib.evalsets.loading import EvalSet
 from rag_assets.lib.evalsets.pooling import sentence_spans
 from rag_assets.lib.evalsets.queries import Needle
+from rag_assets.lib.formats.markdown import escape_markdown, excerpt, markdown_table
 from rag_assets.lib.ingest.alignment import Aligner
+from rag_assets.lib.ingest.documents import canonical_texts
 from rag_assets.lib.ingest.folding import fold
 
 KEPT, MOVED, EDITED, REMOVED, AMBIGUOUS = "kept", "moved", "edited", "removed", "ambiguous"
@@ -32,7 +39,8 @@ HELD = (KEPT, MOVED)  # the needles an evaluation goes on with
 LOST = (EDITED, REMOVED, AMBIGUOUS)
 SUCCESSOR_SIMILARITY = 0.8  # the least difflib ratio of the folded needle and the folded sentence offered as its
 # successor (bench/needle_edits.py measured the edits writers make against the nearest unrelated sentence)
-MAX_LOST_SHARE = 0.2  # the default of the setting needles.max_lost_share
+CHANGES_KEY = b"rag_assets.needle_changes"  # the eval_set file's key-value metadata: the needles not kept, as JSON
+MAX_LOST_SHARE = 0.2  # the default of the setting evaluation.max_lost_needles
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,7 @@ class Relocator:
         if total == 1:
             [doc_id] = found
             if in_a_heading(folded, self.headings.get(doc_id, ())):
-                return self._lost(needle, AMBIGUOUS, doc_id, 1.0, f"now (inside) a heading of {doc_id}")
+                return self._lost(needle, AMBIGUOUS, doc_id, 1.0, f"is (inside) a heading of {doc_id}")
             if doc_id == needle.doc_id:
                 return Relocation(needle.id, KEPT, doc_id, needle.doc_id, needle.needle)
             return Relocation(needle.id, MOVED, doc_id, needle.doc_id, needle.needle,
@@ -112,11 +120,11 @@ class Relocator:
         if best is None or best[0] < SUCCESSOR_SIMILARITY:
             alike = best[0] if best else 0.0
             return self._lost(needle, REMOVED, needle.doc_id, alike,
-                              "no sentence of the snapshot is like it" + (f" (the nearest {alike:.2f})" if best else ""))
+                              "removed: no sentence of the snapshot is like it" + (f" (the nearest {alike:.2f})" if best else ""))
         alike, doc_id, sentence = best
         problem = self.successor_problem(sentence, doc_id)
         if problem:
-            return self._lost(needle, REMOVED, doc_id, alike, f"its nearest sentence {problem}")
+            return self._lost(needle, REMOVED, doc_id, alike, f"removed: its nearest sentence {problem}")
         where = "" if doc_id == needle.doc_id else f", moved to {doc_id}"
         return self._lost(needle, EDITED, doc_id, alike, f"edited ({alike:.2f} alike{where})", sentence)
 
@@ -151,9 +159,8 @@ def relocate(needles: Sequence[Needle], documents: Mapping[str, str],
 
 def held_needles(needles: Sequence[Needle], relocations: Sequence[Relocation]) -> list[Needle]:
     """The needles an evaluation goes on with, each in the document it is in now."""
-    where = {r.needle_id: r for r in relocations}
-    return [Needle(n.id, where[n.id].doc_id, n.needle, n.questions, n.kind, n.origin)
-            for n in needles if where[n.id].held]
+    return [Needle(n.id, r.doc_id, n.needle, n.questions, n.kind, n.origin)
+            for n, r in zip(needles, relocations, strict=True) if r.held]
 
 
 def too_many_lost(relocations: Sequence[Relocation], max_share: float = MAX_LOST_SHARE) -> str | None:
@@ -162,12 +169,64 @@ def too_many_lost(relocations: Sequence[Relocation], max_share: float = MAX_LOST
     lost = [r for r in relocations if not r.held]
     if not relocations or len(lost) / len(relocations) <= max_share:
         return None
-    named = "; ".join(f"{r.needle_id}: {r.status}, {r.reason}" for r in lost)
+    named = "; ".join(lost_lines(relocations))
     return (f"{len(lost)} of {len(relocations)} needles ({len(lost) / len(relocations):.0%}) no longer hold in this "
-            f"corpus snapshot, more than needles.max_lost_share ({max_share:.0%}): {named}. Run `rag-assets needles "
-            f"repair` to accept their successors, or raise the share")
+            f"corpus snapshot, more than evaluation.max_lost_needles ({max_share:.0%}): {named}. Run `rag-assets needles "
+            f"repair` to accept their successors, or raise RAG_ASSETS_MAX_LOST_NEEDLES")
+
+
+def lost_lines(relocations: Sequence[Relocation]) -> list[str]:
+    """One line per needle that does not hold, naming it and what happened."""
+    return [f"{r.needle_id}: {r.reason}" for r in relocations if not r.held]
 
 
 def counts(relocations: Sequence[Relocation]) -> dict[str, int]:
     """How many needles are in each state (every state named, zeros included)."""
     return {status: sum(r.status == status for r in relocations) for status in (*HELD, *LOST)}
+
+
+def relocate_eval_set(eval_set: EvalSet, extracted_rows: list[dict]) -> tuple[EvalSet, list[Relocation]]:
+    """The set as this snapshot's evaluation asks it (``following_the_snapshot``), and what happened to each needle."""
+    relocations = relocate(eval_set.needles, canonical_texts(extracted_rows), headings_by_document(extracted_rows))
+    return following_the_snapshot(eval_set, relocations), relocations
+
+
+def following_the_snapshot(eval_set: EvalSet, relocations: Sequence[Relocation]) -> EvalSet:
+    """The evaluation set an evaluation of this snapshot asks: its held needles, each where it is now. When every
+    needle is kept it is the set as loaded; otherwise its rows' ``eval_hash`` is the files' hash with the outcome
+    of the relocation after a dot, so that what was built from another outcome is told apart, while the set's
+    version (``eval_version``) stays the file's until a person accepts a successor."""
+    if all(r.status == KEPT for r in relocations):
+        return eval_set
+    outcome = json.dumps([(r.needle_id, r.status, r.doc_id) for r in relocations], separators=(",", ":"))
+    digest = f"{eval_set.digest}.{hashlib.sha256(outcome.encode()).hexdigest()[:8]}"
+    return eval_set.with_needles(held_needles(eval_set.needles, relocations), digest)
+
+
+def file_hash(eval_hash: str | None) -> str | None:
+    """The needle files' own hash in an ``eval_hash`` (without the relocation's outcome)."""
+    return eval_hash.split(".", 1)[0] if eval_hash else eval_hash
+
+
+def changes_table(relocations: Sequence[Relocation]) -> str:
+    """The needles that are not kept, as Markdown: what happened to each, and the successor offered."""
+    changed = [r for r in relocations if r.status != KEPT]
+    if not changed:
+        return "every needle is verbatim, once, in its own document"
+    return markdown_table([("needle", lambda r: escape_markdown(r.needle_id)), ("now", lambda r: r.status),
+                           ("document", lambda r: escape_markdown(r.doc_id)),
+                           ("similarity", lambda r: f"{r.similarity:.2f}"),
+                           ("what happened", lambda r: escape_markdown(r.reason)),
+                           ("successor offered", lambda r: escape_markdown(excerpt(r.successor or "")))], changed)
+
+
+def with_changes(table: pa.Table, relocations: Sequence[Relocation]) -> pa.Table:
+    """The evaluation set's table carrying the needles that are not kept (its file's key-value metadata), so that
+    the metrics of a run built from it can name them (``changes_of``)."""
+    changed = [r.row() for r in relocations if r.status != KEPT]
+    return table.replace_schema_metadata({**(table.schema.metadata or {}), CHANGES_KEY: json.dumps(changed)})
+
+
+def changes_of(schema: pa.Schema) -> list[dict]:
+    """The needles an evaluation set's file says were not kept (``with_changes``); none for a file without them."""
+    return json.loads((schema.metadata or {}).get(CHANGES_KEY, b"[]"))

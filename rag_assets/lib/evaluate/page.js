@@ -114,6 +114,7 @@ function decisionSection() {
   if ((d.choice || []).length) {  // the tie and how it was broken, the cheaper equivalent, what the needles can tell
     body.append(el("ul", {class: "lines", "data-testid": "choice"}, d.choice.map(line => el("li", {}, line))));
   }
+  needleChanges(body);
   if (d.questions.length) {
     body.append(el("h3", {}, "The questions"));
     body.append(el("ul", {class: "lines", "data-testid": "questions"}, d.questions.map(t => {
@@ -125,6 +126,26 @@ function decisionSection() {
     })));
   }
   body.append(el("details", {}, el("summary", {}, "The verdict as `evaluate` prints it"), el("pre", {}, D.verdict)));
+}
+
+// the needles a corpus edit lost (left out of this evaluation, each with what happened and its successor) or moved
+function needleChanges(body) {
+  const changes = D.needle_changes || [];
+  const lost = changes.filter(c => c.status !== "kept" && c.status !== "moved");
+  const moved = changes.filter(c => c.status === "moved");
+  if (!changes.length) return;
+  const box = el("div", {class: "needle-changes", "data-testid": "needle-changes"});
+  if (lost.length) {
+    box.append(el("p", {class: "warning"}, `${lost.length} needle${lost.length === 1 ? "" : "s"} left out of this `
+      + "evaluation: the corpus no longer holds them as written (rag-assets needles repair offers their successors)."));
+    box.append(el("ul", {class: "lines"}, lost.map(c => el("li", {"data-needle": c.needle_id}, el("b", {}, c.needle_id),
+      `: ${c.reason}`, c.successor ? el("span", {}, "; successor offered: ", el("q", {}, c.successor)) : ""))));
+  }
+  if (moved.length) {
+    box.append(el("p", {class: "muted"}, `${moved.length} needle${moved.length === 1 ? "" : "s"} moved to another `
+      + "page and kept: " + moved.map(c => `${c.needle_id} (${c.previous_doc_id} -> ${c.doc_id})`).join(", ")));
+  }
+  body.append(box);
 }
 
 // ---------------------------------------------------------------------------------------------- the charts

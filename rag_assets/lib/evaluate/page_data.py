@@ -31,6 +31,7 @@ from rag_assets.lib.evaluate.measures import (
     per_query,
     table_exists,
 )
+from rag_assets.lib.evaluate.needle_changes import latest_needle_changes
 from rag_assets.lib.evaluate.size_view import FIXED_K
 from rag_assets.lib.evaluate.verdict import choice_lines, refusal_lines, verdict
 from rag_assets.lib.ingest.documents import canonical_texts
@@ -335,6 +336,7 @@ def gather(connection: duckdb.DuckDBPyConnection, home: Path) -> dict:
         "alpha": data.decision.get("alpha") or 0.05,
         "decision": decision,
         "verdict": verdict(connection, home),
+        "needle_changes": latest_needle_changes(connection),
         "configurations": configurations,
         "needles": [{"id": n, "text": needle_text.get(n)} for n in needles],
         "questions": questions,

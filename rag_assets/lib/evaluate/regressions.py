@@ -5,8 +5,9 @@ reciprocal rank), each needle's value its mean over its phrasings.
 A configuration is (model, strategy, retriever); the weights revision may differ between the two
 runs (that is the change most worth catching). The alarm's tests are one family, adjusted by Holm: a drop
 is significant when the newer run loses more needles than it wins and the adjusted p < ``ALPHA``. When the
-evaluation set changed between the runs (another hash) nothing is compared: the runs answered different
-questions.
+needle file changed between the runs (another hash) nothing is compared: the runs answered different
+questions. When only the corpus did, and an edit lost needles (``relocation.py``), the runs are compared on the
+needles both asked, and the others are named as left out.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from rag_assets.lib.evalsets.relocation import file_hash
 from rag_assets.lib.evaluate import catalog
 from rag_assets.lib.evaluate.measures import budgets_of
 from rag_assets.lib.evaluate.multiplicity import adjust
@@ -54,6 +56,7 @@ class RegressionReport:
     older_run: str | None = None
     evaluation_set_changed: bool = False
     configurations: int = 0  # compared
+    left_out: list[str] = field(default_factory=list)  # needles only one of the two runs asked (an edit lost them)
     drops: list[Drop] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -62,9 +65,13 @@ class RegressionReport:
         if self.evaluation_set_changed:
             return (f"the evaluation set changed between runs {self.older_run} and {self.newer_run} (another hash): "
                     "not compared")
+        left_out = (f"; {len(self.left_out)} needle{'s' if len(self.left_out) != 1 else ''} not asked by both runs "
+                    f"left out ({', '.join(self.left_out[:10])}{' ...' if len(self.left_out) > 10 else ''})"
+                    if self.left_out else "")
         if self.drops:
-            return "\n".join(drop.describe() for drop in self.drops)
-        return f"no significant drop in {self.configurations} configurations ({self.older_run} -> {self.newer_run})"
+            return "\n".join(drop.describe() for drop in self.drops) + left_out
+        return (f"no significant drop in {self.configurations} configurations ({self.older_run} -> {self.newer_run})"
+                + left_out)
 
 
 def _per_needle(connection: duckdb.DuckDBPyConnection, run_id: str, alarms: list[catalog.Measure]
@@ -91,11 +98,12 @@ def latest_regressions(connection: duckdb.DuckDBPyConnection, alpha: float = ALP
         return report
     (newer, newer_hash), (older, older_hash) = runs
     report.older_run = older
-    if newer_hash != older_hash:
+    if file_hash(newer_hash) != file_hash(older_hash):
         report.evaluation_set_changed = True
         return report
     alarms = watched(budgets_of(connection))
     new, old = _per_needle(connection, newer, alarms), _per_needle(connection, older, alarms)
+    report.left_out = sorted({n for by in new.values() for n in by} ^ {n for by in old.values() for n in by})
     tested = []
     for configuration in sorted(set(new) & set(old)):
         needles = sorted(set(new[configuration]) & set(old[configuration]))

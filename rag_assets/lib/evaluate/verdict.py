@@ -10,9 +10,11 @@ from pathlib import Path
 
 import duckdb
 
+from rag_assets.lib.evalsets.relocation import HELD
 from rag_assets.lib.evaluate.comparisons import DIFFERENCE_FAMILIES, QUESTIONS, adjustment_label, name_of
 from rag_assets.lib.evaluate.decision import stored_decision, stored_ranking
 from rag_assets.lib.evaluate.measures import paired_comparisons, suggested_cuts, table_exists
+from rag_assets.lib.evaluate.needle_changes import change_lines, latest_needle_changes
 from rag_assets.lib.evaluate.power import Sensitivity
 from rag_assets.lib.evaluate.regressions import latest_regressions
 from rag_assets.lib.evaluate.size_view import FIXED_K, size_lines
@@ -166,6 +168,9 @@ def verdict(connection: duckdb.DuckDBPyConnection, home: Path) -> str:
                  f"({sum(t['p_value'] < alpha for t in tests)} at raw p < {alpha:g})"
                  + (f"; non-inferior to the pick: {sum(t['p_adjusted'] < alpha for t in non_inferior)} of "
                     f"{len(non_inferior)} cheaper configurations" if non_inferior else ""))
+    changes = change_lines(latest_needle_changes(connection))
+    if changes:
+        lines += ["The needles:", *(f"  {line}" for line in changes)]
     lines.append(f"The questions, on {pick['model']} at {budget} tokens:")
     by_key = {t["comparison"]: t for t in tests if t["family"] == "question"}
     for question in QUESTIONS:
@@ -215,6 +220,11 @@ def decision_summary(connection: duckdb.DuckDBPyConnection) -> str:
     significant = sum(t["p_adjusted"] is not None and t["p_adjusted"] < alpha for t in tests)
     lines.append(f"{significant} of {len(tests)} paired tests significant after "
                  f"{adjustment_label(decision['adjustment'])}.")
+    lost = [c for c in latest_needle_changes(connection) if c["status"] not in HELD]
+    if lost:
+        lines.append(f"{len(lost)} needle{'s' if len(lost) != 1 else ''} left out: the corpus no longer holds "
+                     f"{'them' if len(lost) != 1 else 'it'} as written ({', '.join(c['needle_id'] for c in lost[:5])}"
+                     f"{', ...' if len(lost) > 5 else ''}; see the verdict).")
     return "\n\n".join(lines)
 
 

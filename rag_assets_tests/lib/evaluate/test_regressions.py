@@ -1,5 +1,6 @@
 import duckdb
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute
 
 from rag_assets.lib.evaluate.measures import write_results
 from rag_assets.lib.evaluate.regressions import latest_regressions
@@ -62,3 +63,20 @@ def test_a_changed_evaluation_set_warns_instead_of_comparing():
     report = latest_regressions(connection)
     assert report.evaluation_set_changed and report.drops == [] and report.configurations == 0
     assert "the evaluation set changed" in report.summary()
+
+
+def test_after_a_corpus_edit_lost_needles_the_runs_are_compared_on_the_needles_both_asked():
+    connection = duckdb.connect()
+    write_results(connection, _run([1] * 30), {"eval_hash": "h"})
+    newer = _run([1, 1] + [None] * 12 + [1] * 16, revision="r2")
+    # the edit lost q0 and q1: the newer run (the set's file unchanged, the relocation's outcome after the dot)
+    # did not ask them
+    write_results(connection, newer.filter(pa.compute.is_in(newer["query_id"], pa.array(
+        [f"q{i}" for i in range(2, 30)]))), {"eval_hash": "h.5e1f0c2a"})
+    report = latest_regressions(connection)
+    assert not report.evaluation_set_changed and report.left_out == ["q0", "q1"]
+    drop = next(d for d in report.drops if d.measure == "success_at_1")
+    assert (drop.wins, drop.losses, drop.older) == (0, 12, 1.0)  # over the 28 needles both asked
+    assert report.summary().endswith("2 needles not asked by both runs left out (q0, q1)")
+    write_results(connection, _run([1] * 30), {"eval_hash": "h2.5e1f0c2a"})  # another needle file: not compared
+    assert latest_regressions(connection).evaluation_set_changed

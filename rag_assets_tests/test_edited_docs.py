@@ -1,0 +1,53 @@
+"""Docs change every day: a writer rewrites a needle's sentence, and the next `rag-assets evaluate` goes on with
+the needles that hold, names the lost one with its successor (the verdict, metrics.duckdb, the page) and compares
+the two runs on the needles both asked."""
+
+import base64
+import gzip
+import json
+import re
+import shutil
+
+import duckdb
+import pytest
+
+from rag_assets_tests.servers import FIXTURES, WORDLLAMA, cli, tiny_home_env
+
+pytestmark = pytest.mark.integration
+
+EDITED = "Slide out the crumb tray at the bottom and empty it over a bin every day, since old crumbs can catch fire."
+
+
+def test_an_edited_needle_sentence_no_longer_stops_the_evaluation(tmp_path):
+    corpus = tmp_path / "corpus"
+    shutil.copytree(FIXTURES / "tiny_corpus", corpus)
+    home = tmp_path / "home"
+    env = tiny_home_env(home) | {"RAG_ASSETS_CORPUS": str(corpus), "RAG_ASSETS_MAX_LOST_NEEDLES": "0.5"}
+    first = cli(env, "evaluate", *WORDLLAMA)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "left out of this evaluation" not in first.stdout
+
+    page = corpus / "toasters.html"
+    page.write_text(page.read_text().replace("once a week", "every day"))  # the writer's edit of t1's sentence
+    second = cli(env, "evaluate", *WORDLLAMA)
+    assert second.returncode == 0, second.stderr[-3000:]
+    out = second.stdout
+    assert "1 needle left out of this evaluation" in out, out[-4000:]
+    assert re.search(r"t1: edited \(0\.9\d alike\); successor offered: \"" + re.escape(EDITED) + '"', out), out[-4000:]
+    assert "warning: needle t1: edited" in second.stdout + second.stderr
+    # the two runs compared on the needles both asked, t1 named as left out
+    assert "1 needle not asked by both runs left out (t1)" in out, out[-4000:]
+
+    with duckdb.connect(str(home / "metrics.duckdb"), read_only=True) as connection:
+        newest = connection.sql("SELECT run_id FROM evaluation_runs ORDER BY created_at DESC LIMIT 1").fetchall()[0][0]
+        changes = connection.execute("SELECT needle_id, status, successor FROM needle_changes WHERE run_id = ?",
+                                     [newest]).fetchall()
+        assert changes == [("t1", "edited", EDITED)]
+        asked = {row[0] for row in connection.execute(
+            "SELECT DISTINCT needle_id FROM retrieval_results WHERE run_id = ? AND needle_id IS NOT NULL",
+            [newest]).fetchall()}
+        assert asked == {"k1", "f1"}
+    text = (home / "report" / "index.html").read_text()
+    data = json.loads(gzip.decompress(base64.b64decode(
+        re.search(r'<script id="page-data" type="application/octet-stream">([^<]+)</script>', text).group(1))))
+    assert [(c["needle_id"], c["status"], c["successor"]) for c in data["needle_changes"]] == [("t1", "edited", EDITED)]
