@@ -51,3 +51,43 @@ def test_an_edited_needle_sentence_no_longer_stops_the_evaluation(tmp_path):
     data = json.loads(gzip.decompress(base64.b64decode(
         re.search(r'<script id="page-data" type="application/octet-stream">([^<]+)</script>', text).group(1))))
     assert [(c["needle_id"], c["status"], c["successor"]) for c in data["needle_changes"]] == [("t1", "edited", EDITED)]
+
+
+def test_needles_repair_writes_the_accepted_successors_into_a_file_needles_check_passes(tmp_path):
+    corpus = tmp_path / "corpus"
+    shutil.copytree(FIXTURES / "tiny_corpus", corpus)
+    page = corpus / "toasters.html"
+    page.write_text(page.read_text().replace("once a week", "every day"))
+    needles = tmp_path / "needles.jsonl"
+    shutil.copy(FIXTURES / "tiny_needles.jsonl", needles)
+    before = needles.read_bytes()
+    choices = tmp_path / "choices.jsonl"
+    choices.write_text('{"id": "t1", "choice": "accept"}\n')
+    env = tiny_home_env(tmp_path / "home")
+    args = ["needles", "repair", str(needles), "--corpus", str(corpus)]
+    done = cli(env, *args, "--choices", str(choices))
+    assert done.returncode == 0, done.stderr
+    assert "t1: its successor accepted" in done.stdout and "1 changed" in done.stdout
+    repaired = tmp_path / "needles.repaired.jsonl"
+    [t1] = [json.loads(line) for line in repaired.read_text().splitlines() if '"t1"' in line]
+    assert t1["needle"] == EDITED and t1["previous"][0]["decision"] == "accept"
+    assert needles.read_bytes() == before  # the file given is never changed
+    checked = cli(env, "needles", "check", str(repaired), "--corpus", str(corpus))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+    # bad input: one line each, exit 2, nothing written
+    repaired.unlink()
+    choices.write_text('{"id": "t1", "choice": "maybe"}\n')
+    bad = cli(env, *args, "--choices", str(choices))
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and f"{choices}:1: 'choice' must be one of" in bad.stderr
+    assert not repaired.exists()
+    no_terminal = cli(env, *args)  # no choices and no terminal to ask in
+    assert no_terminal.returncode == 2 and "give the decisions with --choices FILE" in no_terminal.stderr
+    malformed = tmp_path / "malformed.jsonl"
+    malformed.write_text(needles.read_text().replace('"kind"', '"previous": "old", "kind"', 1)
+                         if '"kind"' in needles.read_text() else
+                         needles.read_text().replace('"questions"', '"previous": "old", "questions"', 1))
+    history = cli(env, "needles", "repair", str(malformed), "--corpus", str(corpus), "--choices", str(choices))
+    assert history.returncode == 2 and f"{malformed}:1: 'previous' must be a list of earlier versions" in history.stderr
+    same = cli(env, *args, "--out", str(needles), "--choices", str(choices))
+    assert same.returncode == 2 and "is the needle file itself" in same.stderr

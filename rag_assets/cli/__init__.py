@@ -126,7 +126,7 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     init.add_argument("folder", nargs="?", default=".", help="where the project is (default: here)")
     init.add_argument("--corpus", help="the documents, relative to the folder (default: docs/ if it exists, else .)")
 
-    needles = commands.add_parser("needles", help="suggest needles from the corpus, or check a needle file")
+    needles = commands.add_parser("needles", help="suggest needles from the corpus, check a needle file, or repair it")
     which = needles.add_subparsers(dest="needles_command", required=True)
     suggest = which.add_parser("suggest", help="propose needle candidates (prose sentences that occur once and "
                                "whose meaning no other sentence states), with empty questions to write")
@@ -144,6 +144,14 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
     check.add_argument("--max-shared-words", type=positive_int, default=5,
                        help="a question sharing more consecutive words with its needle is flagged")
 
+    repair = which.add_parser("repair", help="after the corpus changed: each needle it lost with its successor, "
+                              "accepted, rejected or replaced by a person (or a choices file), into a new needle file")
+    repair.add_argument("file", nargs="?", default=defaults.eval_set, help="the needle file (default: the project's)")
+    repair.add_argument("--corpus", default=defaults.corpus, help="folder of documents (default: the project's)")
+    repair.add_argument("--out", help="the new needle file (default <file stem>.repaired.jsonl beside it)")
+    repair.add_argument("--choices", help='a JSON Lines file of decisions: {"id": ..., "choice": "accept"|"reject"|'
+                        '"drop"} or {"id": ..., "needle": "another sentence", "doc_id": ...}')
+    repair.add_argument("--force", action="store_true", help="replace --out if it exists")
     label = which.add_parser("label", help="turn real questions into needles: pooled candidate sentences from every "
                              "configuration, picked with one key (or from a choices file)")
     label.add_argument("questions", help="a text file (one question a line), a .csv or .jsonl file (--field), a "

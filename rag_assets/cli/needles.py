@@ -1,5 +1,6 @@
-"""``rag-assets needles suggest`` and ``needles check``: needles mined from the corpus, and the review of a
-needle file a person is writing (``rag_assets.lib.evalsets.mining``)."""
+"""``rag-assets needles suggest``, ``needles check`` and ``needles repair``: needles mined from the corpus, the
+review of a needle file a person is writing (``rag_assets.lib.evalsets.mining``), and a needle file repaired after
+the corpus changed (``rag_assets.lib.evalsets.repair``)."""
 
 from __future__ import annotations
 
@@ -92,9 +93,83 @@ def check_command(args: argparse.Namespace, home: Path) -> int:
     return EXIT_OK
 
 
+def repair_command(args: argparse.Namespace, home: Path) -> int:
+    """The needles the corpus lost, each with its successor, decided by a person (the terminal, or a choices file),
+    written into a new version of the needle file; the file given is never changed."""
+    from rag_assets.lib.evalsets.queries import EvalSetError, json_lines, needle_of
+    from rag_assets.lib.evalsets.relocation import KEPT, Relocator
+    from rag_assets.lib.evalsets.repair import ACCEPT, ANOTHER, DROP, REJECT, Decision, read_decisions, repaired
+    from rag_assets.lib.ingest.corpus import scan_corpus, snapshot_id
+
+    source = Path(args.file)
+    out = Path(args.out) if args.out else source.with_name(source.stem + ".repaired" + source.suffix)
+    if out.resolve() == source.resolve():
+        print(f"rag-assets needles repair: --out {out} is the needle file itself: the repair is a new version for a "
+              "person to accept, written beside it", file=sys.stderr)
+        return EXIT_USAGE
+    if out.exists() and not args.force:
+        print(f"rag-assets needles repair: {out} exists; --force replaces it", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        records = list(json_lines(source, "needle file"))
+        needles = [needle_of(where, record) for where, record in records]
+        decisions = read_decisions(Path(args.choices)) if args.choices else None
+    except EvalSetError as error:
+        print(f"rag-assets needles repair: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    documents = corpus_documents(Path(args.corpus), home)
+    relocator = Relocator({d: text for d, (text, _) in documents.items()},
+                          {d: [s["heading"] for s in sections if s.get("heading")] for d, (_, sections) in documents.items()})
+    relocations = [relocator.relocate(needle) for needle in needles]
+    changed = [r for r in relocations if r.status != KEPT]
+    if not changed:
+        print(f"every needle of {source} is verbatim, once, in its own document: nothing to repair")
+        return EXIT_OK
+    if decisions is None:
+        if not sys.stdin.isatty():
+            print("rag-assets needles repair: no terminal to ask in: give the decisions with --choices FILE (JSON lines "
+                  '{"id": ..., "choice": "accept"|"reject"|"drop"} or {"id": ..., "needle": "another sentence"})',
+                  file=sys.stderr)
+            return EXIT_USAGE
+        decisions = {}
+        for found in changed:
+            if found.status == "moved":
+                continue
+            print(f"\n{found.needle_id} ({found.previous_doc_id}): {found.reason}\n  was: {found.needle}")
+            if found.successor:
+                print(f"  now: {found.successor}")
+            keys = ("[a]ccept, " if found.successor else "") + "[r]eject (leave it), [d]rop, [p]ick another, [s]kip"
+            while True:
+                answer = input(f"  {keys}? ").strip().lower()[:1]
+                if answer in ("a", "r", "d", "s", "p") and (answer != "a" or found.successor):
+                    break
+            if answer == "p":
+                decisions[found.needle_id] = Decision(found.needle_id, ANOTHER, input("  the sentence: ").strip(),
+                                                      input(f"  its document [{found.doc_id}]: ").strip())
+            elif answer != "s":
+                decisions[found.needle_id] = Decision(found.needle_id, {"a": ACCEPT, "r": REJECT, "d": DROP}[answer])
+    snapshot = snapshot_id(scan_corpus(Path(args.corpus).resolve(), {}))
+    try:
+        repair = repaired([record for _, record in records], relocations, decisions, relocator, snapshot)
+    except EvalSetError as error:
+        print(f"rag-assets needles repair: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    temporary = out.with_name(f".{out.name}.tmp")
+    temporary.write_text("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in repair.records),
+                         encoding="utf-8")
+    temporary.replace(out)
+    for line in repair.done + repair.undecided:
+        print(line)
+    print(f"wrote {out}: {len(repair.records)} needles, {len(repair.done)} changed, {len(repair.undecided)} left as "
+          f"written (checked against snapshot {snapshot}). Check it (`rag-assets needles check {out}`), then put it "
+          f"in place of {source.name} with a new version in its CHANGELOG.md: the evaluation set's version changes "
+          "when you accept it")
+    return EXIT_OK
+
+
 def needles_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.cli.labelling import agree_command, diagnose_command, label_command
 
     commands = {"suggest": suggest_command, "check": check_command, "label": label_command, "agree": agree_command,
-                "diagnose": diagnose_command}
+                "diagnose": diagnose_command, "repair": repair_command}
     return commands[args.needles_command](args, home)

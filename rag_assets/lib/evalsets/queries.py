@@ -106,8 +106,9 @@ def needle_of(where: str, record: Mapping) -> Needle:
              if not isinstance(record[key], str) or not record[key].strip()]
     wrong += [f"{key!r} must be a string, not {json_text(record[key])}" for key in ("kind", "origin")
               if key in record and not isinstance(record[key], str)]
+    wrong += history_problems(where, record)
     if wrong:
-        raise EvalSetError(f"{where}: " + "; ".join(wrong))
+        raise EvalSetError(f"{where}: " + "; ".join(w.removeprefix(f"{where}: ") for w in wrong))
     questions = record["questions"]
     if not isinstance(questions, dict) or not questions:
         raise EvalSetError(f"{where}: 'questions' must map phrasings to questions (an object such as "
@@ -123,6 +124,30 @@ def needle_of(where: str, record: Mapping) -> Needle:
     return Needle(id=record["id"], doc_id=record["doc_id"], needle=record["needle"],
                   questions={str(k): v or "" for k, v in questions.items()},
                   kind=record.get("kind", "prose"), origin=record.get("origin", "written"))
+
+
+HISTORY_FIELDS = ("needle", "doc_id", "status", "snapshot", "decision")  # a needle's earlier versions (``repair``)
+
+
+def history_problems(where: str, record: Mapping) -> list[str]:
+    """Why a needle line's ``previous`` (its history) is malformed: a list of objects with string fields."""
+    previous = record.get("previous")
+    if previous is None:
+        return []
+    if not isinstance(previous, list):
+        return [f"{where}: 'previous' must be a list of earlier versions, not {json_text(previous)}"]
+    problems = []
+    for index, entry in enumerate(previous):
+        if not isinstance(entry, dict):
+            problems.append(f"{where}: previous[{index}] must be an object, not {json_text(entry)}")
+            continue
+        for name in HISTORY_FIELDS:
+            if name in entry and not isinstance(entry[name], str):
+                problems.append(f"{where}: previous[{index}].{name} must be a string, not {json_text(entry[name])}")
+        if not isinstance(entry.get("needle"), str):
+            problems.append(f"{where}: previous[{index}] has no 'needle' (the text it was)")
+    return problems
+
 
 
 def json_text(value) -> str:
