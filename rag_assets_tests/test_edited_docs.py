@@ -12,12 +12,14 @@ import duckdb
 import pytest
 
 from rag_assets_tests.servers import FIXTURES, WORDLLAMA, cli, tiny_home_env
+from rag_assets_tests.test_page_browser import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = pytest.mark.integration
 
 EDITED = "Slide out the crumb tray at the bottom and empty it over a bin every day, since old crumbs can catch fire."
 
 
+@pytest.mark.browser
 def test_an_edited_needle_sentence_no_longer_stops_the_evaluation(tmp_path):
     corpus = tmp_path / "corpus"
     shutil.copytree(FIXTURES / "tiny_corpus", corpus)
@@ -51,6 +53,23 @@ def test_an_edited_needle_sentence_no_longer_stops_the_evaluation(tmp_path):
     data = json.loads(gzip.decompress(base64.b64decode(
         re.search(r'<script id="page-data" type="application/octet-stream">([^<]+)</script>', text).group(1))))
     assert [(c["needle_id"], c["status"], c["successor"]) for c in data["needle_changes"]] == [("t1", "edited", EDITED)]
+    # ... and the page shows it under the decision, in a real browser
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto((home / "report" / "index.html").as_uri())
+        page.wait_for_function("() => document.body.getAttribute('data-ready') === 'true'", timeout=60_000)
+        shown = page.locator("#decision-body [data-testid=needle-changes]")
+        assert not errors and shown.count() == 1, errors
+        text = shown.inner_text()
+        assert text.startswith("1 needle left out of this evaluation: the corpus no longer holds it as written")
+        assert shown.locator("li[data-needle=t1]").inner_text().startswith("t1: edited (0.9")
+        assert EDITED in text
+        browser.close()
 
 
 def test_needles_repair_writes_the_accepted_successors_into_a_file_needles_check_passes(tmp_path):

@@ -56,8 +56,10 @@ def change_lines(changes: list[dict], shown: int = SHOWN) -> list[str]:
     moved = [c for c in changes if c["status"] == MOVED]
     lines = []
     if lost:
-        lines.append(f"{len(lost)} needle{'s' if len(lost) != 1 else ''} left out of this evaluation: the corpus no "
-                     "longer holds them as written (`rag-assets needles repair` offers their successors):")
+        one = len(lost) == 1
+        lines.append(f"{len(lost)} needle{'' if one else 's'} left out of this evaluation: the corpus no longer holds "
+                     f"{'it' if one else 'them'} as written (`rag-assets needles repair` offers "
+                     f"{'its successor' if one else 'their successors'}):")
         for change in lost[:shown]:
             offered = f"; successor offered: \"{change['successor']}\"" if change["successor"] else ""
             lines.append(f"  {change['needle_id']}: {change['reason']}{offered}")

@@ -136,8 +136,10 @@ function needleChanges(body) {
   if (!changes.length) return;
   const box = el("div", {class: "needle-changes", "data-testid": "needle-changes"});
   if (lost.length) {
-    box.append(el("p", {class: "warning"}, `${lost.length} needle${lost.length === 1 ? "" : "s"} left out of this `
-      + "evaluation: the corpus no longer holds them as written (rag-assets needles repair offers their successors)."));
+    const one = lost.length === 1;
+    box.append(el("p", {class: "warning"}, `${lost.length} needle${one ? "" : "s"} left out of this evaluation: the `
+      + `corpus no longer holds ${one ? "it" : "them"} as written (rag-assets needles repair offers `
+      + `${one ? "its successor" : "their successors"}).`));
     box.append(el("ul", {class: "lines"}, lost.map(c => el("li", {"data-needle": c.needle_id}, el("b", {}, c.needle_id),
       `: ${c.reason}`, c.successor ? el("span", {}, "; successor offered: ", el("q", {}, c.successor)) : ""))));
   }

@@ -86,6 +86,14 @@ def test_a_rewrite_beyond_recognition_is_removed():
     assert result.status == REMOVED
 
 
+def test_a_sentence_that_holds_the_needle_among_much_more_is_no_successor():
+    merged = ("Let the mixture stand for one hour before rinsing it off with warm water, and then repeat the whole "
+              "treatment twice more on the old stains near the door.")
+    result = relocated({**DOCS, "care.md": DOCS["care.md"].replace(RINSE, merged)})
+    assert (result.status, result.successor) == (REMOVED, None)
+    assert result.similarity < SUCCESSOR_SIMILARITY and result.reason.endswith(f"(the nearest {result.similarity:.2f})")
+
+
 def test_a_needle_that_now_occurs_twice_is_ambiguous_naming_where():
     twice = {**DOCS, "cache.md": DOCS["cache.md"] + RINSE}
     result = relocated(twice)

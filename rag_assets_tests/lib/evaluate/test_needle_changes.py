@@ -58,7 +58,8 @@ def test_each_run_keeps_its_own_changes_and_the_newest_is_read(tmp_path):
 
 def test_the_verdict_names_each_lost_needle_its_successor_and_the_moved_ones():
     lines = change_lines(changes())
-    assert lines[0].startswith("2 needles left out of this evaluation")
+    assert lines[0].startswith("2 needles left out of this evaluation: the corpus no longer holds them")
+    assert change_lines(changes()[:1])[0].endswith("holds it as written (`rag-assets needles repair` offers its successor):")
     assert lines[1] == (f"  k1: edited (0.98 alike); successor offered: \"{RINSE.replace('one hour', 'an hour')}\"")
     assert lines[2].startswith("  k3: removed: no sentence of the snapshot is like it")
     assert lines[3] == "1 needle moved to another page and kept: k2 (care.md -> cache.md)"
