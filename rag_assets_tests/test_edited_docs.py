@@ -38,7 +38,7 @@ def test_an_edited_needle_sentence_no_longer_stops_the_evaluation(tmp_path):
     assert re.search(r"t1: edited \(0\.9\d alike\); successor offered: \"" + re.escape(EDITED) + '"', out), out[-4000:]
     assert "warning: needle t1: edited" in second.stdout + second.stderr
     # the two runs compared on the needles both asked, t1 named as left out
-    assert "1 needle not asked by both runs left out (t1)" in out, out[-4000:]
+    assert "1 needle not compared, not present and unchanged in both runs (edited: t1)" in out, out[-4000:]
 
     with duckdb.connect(str(home / "metrics.duckdb"), read_only=True) as connection:
         newest = connection.sql("SELECT run_id FROM evaluation_runs ORDER BY created_at DESC LIMIT 1").fetchall()[0][0]

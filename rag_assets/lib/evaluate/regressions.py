@@ -5,9 +5,9 @@ reciprocal rank), each needle's value its mean over its phrasings.
 A configuration is (model, strategy, retriever); the weights revision may differ between the two
 runs (that is the change most worth catching). The alarm's tests are one family, adjusted by Holm: a drop
 is significant when the newer run loses more needles than it wins and the adjusted p < ``ALPHA``. When the
-needle file changed between the runs (another hash) nothing is compared: the runs answered different
-questions. When only the corpus did, and an edit lost needles (``relocation.py``), the runs are compared on the
-needles both asked, and the others are named as left out.
+two runs kept the needles they asked (``run_needles``), they are compared on the needles present and unchanged
+in both, and the others are named with why (``needle_changes.left_out_between``: a successor accepted, lost by an
+edit, dropped, new). Runs from before that are compared only when their needle file is the same (its hash).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from rag_assets.lib.evalsets.relocation import file_hash
 from rag_assets.lib.evaluate import catalog
 from rag_assets.lib.evaluate.measures import budgets_of
 from rag_assets.lib.evaluate.multiplicity import adjust
+from rag_assets.lib.evaluate.needle_changes import changes_of_run, left_out_between, needles_of_run
 from rag_assets.lib.evaluate.paired_tests import paired_test
 
 ALPHA = 0.05
@@ -56,7 +57,7 @@ class RegressionReport:
     older_run: str | None = None
     evaluation_set_changed: bool = False
     configurations: int = 0  # compared
-    left_out: list[str] = field(default_factory=list)  # needles only one of the two runs asked (an edit lost them)
+    left_out: dict[str, list[str]] = field(default_factory=dict)  # needles not compared, by why (``left_out_between``)
     drops: list[Drop] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -65,9 +66,10 @@ class RegressionReport:
         if self.evaluation_set_changed:
             return (f"the evaluation set changed between runs {self.older_run} and {self.newer_run} (another hash): "
                     "not compared")
-        left_out = (f"; {len(self.left_out)} needle{'s' if len(self.left_out) != 1 else ''} not asked by both runs "
-                    f"left out ({', '.join(self.left_out[:10])}{' ...' if len(self.left_out) > 10 else ''})"
-                    if self.left_out else "")
+        count = sum(len(needles) for needles in self.left_out.values())
+        left_out = (f"; {count} needle{'s' if count != 1 else ''} not compared, not present and unchanged in both runs ("
+                    + "; ".join(f"{why}: {', '.join(needles[:10])}{' ...' if len(needles) > 10 else ''}"
+                                for why, needles in self.left_out.items()) + ")") if count else ""
         if self.drops:
             return "\n".join(drop.describe() for drop in self.drops) + left_out
         return (f"no significant drop in {self.configurations} configurations ({self.older_run} -> {self.newer_run})"
@@ -98,12 +100,19 @@ def latest_regressions(connection: duckdb.DuckDBPyConnection, alpha: float = ALP
         return report
     (newer, newer_hash), (older, older_hash) = runs
     report.older_run = older
-    if file_hash(newer_hash) != file_hash(older_hash):
-        report.evaluation_set_changed = True
+    newer_needles, older_needles = needles_of_run(connection, newer), needles_of_run(connection, older)
+    if (newer_needles is None or older_needles is None) and file_hash(newer_hash) != file_hash(older_hash):
+        report.evaluation_set_changed = True  # runs from before needles were kept per run: nothing to pair on
         return report
     alarms = watched(budgets_of(connection))
     new, old = _per_needle(connection, newer, alarms), _per_needle(connection, older, alarms)
-    report.left_out = sorted({n for by in new.values() for n in by} ^ {n for by in old.values() for n in by})
+    if newer_needles is not None and older_needles is not None:
+        report.left_out = left_out_between(older_needles, newer_needles, changes_of_run(connection, newer))
+        unchanged = {n for n, text in older_needles.items() if newer_needles.get(n) == text}
+        new = {c: {n: v for n, v in by.items() if n in unchanged} for c, by in new.items()}
+    else:
+        only_one = sorted({n for by in new.values() for n in by} ^ {n for by in old.values() for n in by})
+        report.left_out = {"asked by one run only": only_one} if only_one else {}
     tested = []
     for configuration in sorted(set(new) & set(old)):
         needles = sorted(set(new[configuration]) & set(old[configuration]))

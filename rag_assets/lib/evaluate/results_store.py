@@ -28,7 +28,12 @@ from rag_assets.lib.evaluate.measures import (
     write_results,
     write_threshold_sweep,
 )
-from rag_assets.lib.evaluate.needle_changes import stored_changes, write_needle_changes
+from rag_assets.lib.evaluate.needle_changes import (
+    stored_changes,
+    stored_needles,
+    write_needle_changes,
+    write_run_needles,
+)
 from rag_assets.lib.evaluate.size_view import write_size_view, write_strategies
 from rag_assets.lib.evaluate.verdict import decision_summary, verdict
 from rag_assets.lib.store.database import DamagedDatabase, damage_of, keep_previous, previous_of, read_only, set_aside
@@ -200,6 +205,7 @@ def record_evaluation(database: Path, home: Path, dagster_run_id: str | None = N
                                                   "eval_hash": first.get("eval_hash"),
                                                   "settings": run_settings}, rule.all_budgets)
         write_needle_changes(connection, run_id, stored_changes(home))
+        write_run_needles(connection, run_id, stored_needles(home))
         write_chunk_stats(connection, read_partitions(connection, home, "embeddings", TOKEN_COLUMNS, registered),
                           read_partitions(connection, home, "chunk_quality", ["*"]), embedding_rates(home, registered))
         sweeps = [read_partitions(connection, home, "refusal_calibration", ["*"], registered)] \

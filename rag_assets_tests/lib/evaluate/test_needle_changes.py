@@ -10,8 +10,13 @@ from rag_assets.lib.evalsets.relocation import changes_of, relocate, with_change
 from rag_assets.lib.evaluate.needle_changes import (
     change_lines,
     latest_needle_changes,
+    left_out_between,
+    needle_hash,
+    needles_of_run,
     stored_changes,
+    stored_needles,
     write_needle_changes,
+    write_run_needles,
 )
 from rag_assets.lib.store.paths import partition_path
 
@@ -71,3 +76,30 @@ def test_only_the_first_lost_needles_are_named_and_the_rest_counted():
              "doc_id": "a", "previous_doc_id": "a"} for i in range(12)]
     lines = change_lines(lost, shown=10)
     assert lines[0].startswith("12 needles left out") and len(lines) == 12 and lines[-1].startswith("  and 2 more")
+
+
+def test_needles_left_out_between_two_runs_are_grouped_by_why():
+    older = {"a": "h1", "b": "h2", "c": "h3", "d": "h4"}
+    newer = {"a": "h1", "b": "other", "e": "h5"}
+    assert left_out_between(older, newer, {"c": "removed"}) == {
+        "changed": ["b"], "removed": ["c"], "dropped": ["d"], "new": ["e"]}
+    assert left_out_between(older, dict(older), {}) == {}
+
+
+def test_a_needle_hash_is_of_the_folded_text():
+    assert needle_hash(["Let it  stand."]) == needle_hash(["Let it stand."]) != needle_hash(["Let it sit."])
+
+
+def test_the_needles_a_run_asked_are_read_from_the_stored_set_and_kept_per_run(tmp_path):
+    spans = [{"doc_id": "a.md", "text": RINSE}]
+    table = pa.table({"needle_id": ["k1", "k1", None], "query_kind": ["needle", "needle", "out_of_domain"],
+                      "spans": [spans, spans, []]})
+    path = partition_path(tmp_path, "eval_set")
+    path.parent.mkdir(parents=True)
+    pq.write_table(table, path)
+    assert stored_needles(tmp_path) == [("k1", needle_hash([RINSE]))]
+    with duckdb.connect() as connection:
+        assert needles_of_run(connection, "r1") is None  # a file from before runs kept their needles
+        write_run_needles(connection, "r1", stored_needles(tmp_path))
+        assert needles_of_run(connection, "r1") == {"k1": needle_hash([RINSE])}
+        assert needles_of_run(connection, "r2") is None

@@ -74,9 +74,35 @@ def test_after_a_corpus_edit_lost_needles_the_runs_are_compared_on_the_needles_b
     write_results(connection, newer.filter(pa.compute.is_in(newer["query_id"], pa.array(
         [f"q{i}" for i in range(2, 30)]))), {"eval_hash": "h.5e1f0c2a"})
     report = latest_regressions(connection)
-    assert not report.evaluation_set_changed and report.left_out == ["q0", "q1"]
+    assert not report.evaluation_set_changed and report.left_out == {"asked by one run only": ["q0", "q1"]}
     drop = next(d for d in report.drops if d.measure == "success_at_1")
     assert (drop.wins, drop.losses, drop.older) == (0, 12, 1.0)  # over the 28 needles both asked
-    assert report.summary().endswith("2 needles not asked by both runs left out (q0, q1)")
+    assert report.summary().endswith("2 needles not compared, not present and unchanged in both runs (asked by one "
+                                      "run only: q0, q1)")
     write_results(connection, _run([1] * 30), {"eval_hash": "h2.5e1f0c2a"})  # another needle file: not compared
     assert latest_regressions(connection).evaluation_set_changed
+
+
+def test_runs_that_kept_their_needles_are_compared_on_those_unchanged_and_say_why_the_others_are_not():
+    from rag_assets.lib.evaluate.needle_changes import write_needle_changes, write_run_needles
+
+    connection = duckdb.connect()
+    older = write_results(connection, _run([1] * 30), {"eval_hash": "h1"})
+    texts = {f"q{i}": f"t{i}" for i in range(30)}
+    write_run_needles(connection, older, list(texts.items()))
+    # the newer run: a person accepted q0's successor (another text), the edit lost q1, q2 was dropped from the
+    # file and q30 is new; q3..q14 lose their hit; another needle file hash, yet comparable needle by needle
+    newer_rows = _run([1, 1, 1] + [None] * 12 + [1] * 15 + [1], revision="r2")
+    newer_rows = newer_rows.filter(pa.compute.is_in(newer_rows["query_id"], pa.array(
+        ["q0"] + [f"q{i}" for i in range(3, 31)])))
+    newer = write_results(connection, newer_rows, {"eval_hash": "h2"})
+    write_run_needles(connection, newer, [("q0", "changed text")] + [(f"q{i}", texts.get(f"q{i}", "new"))
+                                                                     for i in range(3, 31)])
+    write_needle_changes(connection, newer, [{"needle_id": "q1", "status": "edited"}])
+    report = latest_regressions(connection)
+    assert not report.evaluation_set_changed
+    assert report.left_out == {"changed": ["q0"], "edited": ["q1"], "dropped": ["q2"], "new": ["q30"]}
+    drop = next(d for d in report.drops if d.measure == "success_at_1")
+    assert (drop.wins, drop.losses) == (0, 12) and drop.older == 1.0 and abs(drop.newer - 15 / 27) < 1e-12
+    assert "4 needles not compared" in report.summary() and "changed: q0; edited: q1; dropped: q2; new: q30" in \
+        report.summary()
