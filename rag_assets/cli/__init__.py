@@ -42,6 +42,7 @@ COMMANDS = {
     "init": "project:init_command",
     "needles": "needles:needles_command",
     "evaluate": "runs:evaluate_command",
+    "gate": "gate:gate_command",
     "backfill": "runs:backfill_command",
     "ui": "runs:ui_command",
     "report": "results:report_command",
@@ -201,6 +202,14 @@ def build_parser(defaults: Settings) -> argparse.ArgumentParser:
                           help="drop English stop words (Lucene's set) in BM25")
     evaluate.add_argument("--bm25-stemmer", type=setting("bm25.stemmer"), default=defaults.bm25.stemmer,
                           help=f"Snowball stemmer for BM25 ('english'; default {defaults.bm25.stemmer})")
+
+    gate = commands.add_parser("gate", help="a pull request's verdict: the docs evaluated against a baseline run "
+                               "(exit 1 when the pick drops at the budget or changes)")
+    inputs(gate)
+    gate.add_argument("--baseline", required=True, help="the baseline: a storage folder (its newest run; a copy of "
+                      "the main branch's), or a run id of this one")
+    gate.add_argument("--summary", help="the Markdown summary to write (default <home>/gate/summary.md)")
+    gate.add_argument("--junit", help="the JUnit XML to write (default <home>/gate/junit.xml)")
 
     backfill = commands.add_parser(
         "backfill", help="rebuild one model's embeddings, retrieval and metrics (after its weights changed)")

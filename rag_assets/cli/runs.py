@@ -98,7 +98,9 @@ def evaluate_command(args: argparse.Namespace, home: Path) -> int:
     from rag_assets.runner.evaluation import check_names, check_retrievers_file, materialize_all, strategies_of
 
     bm25 = BM25Settings(k1=args.bm25_k1, b=args.bm25_b, stopwords=args.bm25_stopwords, stemmer=args.bm25_stemmer)
-    settings = RagSettings(**_inputs(args, home), beir_split=args.beir_split, bm25=bm25, top_k=args.top_k)
+    lost = getattr(args, "max_lost_needles", None)  # the gate's own evaluation: whatever the docs lost
+    settings = RagSettings(**_inputs(args, home), beir_split=args.beir_split, bm25=bm25, top_k=args.top_k,
+                           **({"max_lost_needles": lost} if lost is not None else {}))
     _, known = strategies_of(current(), None)  # a bad strategies file is one line before anything is created
     check_names(args.models or [], args.strategies or [], current().models_file, known)  # before the Dagster folder
     check_retrievers_file(current().retrievers_file)

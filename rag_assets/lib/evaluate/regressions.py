@@ -76,7 +76,7 @@ class RegressionReport:
                 + left_out)
 
 
-def _per_needle(connection: duckdb.DuckDBPyConnection, run_id: str, alarms: list[catalog.Measure]
+def per_needle(connection: duckdb.DuckDBPyConnection, run_id: str, alarms: list[catalog.Measure]
                 ) -> dict[tuple, dict[str, dict[str, float]]]:
     """{configuration: {needle: {measure: mean over its phrasings}}} of one run's judged queries (a miss
     counts 0; a measure the run has no value for is left out)."""
@@ -105,7 +105,7 @@ def latest_regressions(connection: duckdb.DuckDBPyConnection, alpha: float = ALP
         report.evaluation_set_changed = True  # runs from before needles were kept per run: nothing to pair on
         return report
     alarms = watched(budgets_of(connection))
-    new, old = _per_needle(connection, newer, alarms), _per_needle(connection, older, alarms)
+    new, old = per_needle(connection, newer, alarms), per_needle(connection, older, alarms)
     if newer_needles is not None and older_needles is not None:
         report.left_out = left_out_between(older_needles, newer_needles, changes_of_run(connection, newer))
         unchanged = {n for n, text in older_needles.items() if newer_needles.get(n) == text}
