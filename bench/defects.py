@@ -153,6 +153,13 @@ DEFECTS = [
            "rag_assets/lib/evaluate/regressions.py",
            "unchanged = {n for n, text in older_needles.items() if newer_needles.get(n) == text}",
            "unchanged = set(older_needles)", "rag_assets_tests/lib/evaluate/test_regressions.py"),
+    Defect("the gate passing a pull request that deleted a needle's answer",
+           "rag_assets/lib/evaluate/gate.py", "return self.pick_changed or self.pick_dropped is not None or bool(self.removed)",
+           "return self.pick_changed or self.pick_dropped is not None", "rag_assets_tests/lib/evaluate/test_gate.py"),
+    Defect("the gate comparing a needle whose text a person changed",
+           "rag_assets/lib/evaluate/gate.py",
+           "unchanged = {n for n, text in baseline.needles.items() if needles.get(n) == text}",
+           "unchanged = set(baseline.needles)", "rag_assets_tests/lib/evaluate/test_gate.py"),
     # --- the static findings of the second audit --------------------------------------------------------
     Defect("the whole-document strategy returning no chunks",
            "rag_assets/lib/ingest/chunking.py", "        return [[(0, len(text), title)]] if text.strip() else [[]]",
