@@ -69,6 +69,9 @@ def test_an_edited_needle_sentence_no_longer_stops_the_evaluation(tmp_path):
         assert text.startswith("1 needle left out of this evaluation: the corpus no longer holds it as written")
         assert shown.locator("li[data-needle=t1]").inner_text().startswith("t1: edited (0.9")
         assert EDITED in text
+        # the two-runs view compares the runs on the needles both asked, and says which it left out and why
+        left_out = page.locator("[data-testid=run-left-out]")
+        assert left_out.inner_text() == "1 needle not compared, not present and unchanged in both runs: edited: t1"
         browser.close()
 
 

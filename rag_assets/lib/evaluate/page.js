@@ -596,18 +596,35 @@ function drawRuns() {
     changed.length ? el("ul", {class: "lines"}, changed.map(line => el("li", {}, line))) : "",
     picks ? el("p", {"data-testid": "run-picks"}, el("b", {}, picks),
       " (each run's figures at this page's budget, by the decision's rule: success, then MRR, then latency)") : "");
+  // the needles both runs asked with the same text; the others are said, with why (edited, removed, changed, new)
+  const na = (D.run_needles || {})[a], nb = (D.run_needles || {})[b];
+  let unchanged = null;
+  if (na && nb) {
+    const why = {};
+    for (const n of [...new Set([...Object.keys(na), ...Object.keys(nb)])].sort()) {
+      const reason = n in na && n in nb ? (na[n] === nb[n] ? null : "changed")
+        : n in na ? (((D.run_changes || {})[b] || {})[n] || "dropped") : "new";
+      if (reason) (why[reason] = why[reason] || []).push(n);
+    }
+    unchanged = new Set(Object.keys(na).filter(n => nb[n] === na[n]));
+    const count = Object.values(why).reduce((sum, list) => sum + list.length, 0);
+    if (count) changes.append(el("p", {"data-testid": "run-left-out"}, `${count} needle${count === 1 ? "" : "s"} not `
+      + "compared, not present and unchanged in both runs: "
+      + Object.entries(why).map(([reason, list]) => `${reason}: ${list.join(", ")}`).join("; ")));
+  }
+  const compared = i => unchanged === null || unchanged.has(D.needles[i].id);
   const key = document.getElementById("history-config").value;
   const counts = [];
   for (const c of D.configurations) {
     const x = D.run_values[`${a}|${c.key}`], y = D.run_values[`${b}|${c.key}`];
     if (!x || !y) continue;
     let n = 0;
-    for (let i = 0; i < Math.min(x.length, y.length); i++) if (score(x[i]) !== null && score(y[i]) !== null && x[i] !== y[i]) n++;
+    for (let i = 0; i < Math.min(x.length, y.length); i++) if (compared(i) && score(x[i]) !== null && score(y[i]) !== null && x[i] !== y[i]) n++;
     if (n) counts.push([c.key, n]);
   }
   const x = D.run_values[`${a}|${key}`], y = D.run_values[`${b}|${key}`];
   const flipped = [];
-  if (x && y) D.needles.forEach((n, i) => { if (score(x[i]) !== null && score(y[i]) !== null && x[i] !== y[i]) flipped.push([n, score(x[i]), score(y[i])]); });
+  if (x && y) D.needles.forEach((n, i) => { if (compared(i) && score(x[i]) !== null && score(y[i]) !== null && x[i] !== y[i]) flipped.push([n, score(x[i]), score(y[i])]); });
   flips.append(el("p", {}, `Needles that flipped for ${nameOf(key)} (inside the ${D.budget}-token context in one run, not in the other): ${flipped.length}`),
     el("ul", {class: "lines", "data-testid": "flipped"}, flipped.map(([n, p, q]) => el("li", {class: q > p ? "flip-up" : "flip-down", "data-needle": n.id},
       `${n.id} "${n.text}": ${p} in A -> ${q} in B`))));

@@ -31,7 +31,7 @@ from rag_assets.lib.evaluate.measures import (
     per_query,
     table_exists,
 )
-from rag_assets.lib.evaluate.needle_changes import latest_needle_changes
+from rag_assets.lib.evaluate.needle_changes import changes_of_run, latest_needle_changes, needles_of_run
 from rag_assets.lib.evaluate.size_view import FIXED_K
 from rag_assets.lib.evaluate.verdict import choice_lines, refusal_lines, verdict
 from rag_assets.lib.ingest.documents import canonical_texts
@@ -348,6 +348,10 @@ def gather(connection: duckdb.DuckDBPyConnection, home: Path) -> dict:
         "runs": runs,
         "history": history,
         "run_values": {f"{run_id}|{key}": _needle_string(v, needles) for (run_id, key), v in per_run.items()},
+        # what each run asked (needle id -> hash of its text) and what its snapshot lost: two runs are compared
+        # on the needles present and unchanged in both (None: a run from before runs kept their needles)
+        "run_needles": {run_id: needles_of_run(connection, run_id) for run_id in run_ids},
+        "run_changes": {run_id: changes_of_run(connection, run_id) for run_id in run_ids},
     })
 
 
