@@ -293,6 +293,66 @@ def test_a_night_after_a_weight_change_rebuilds_that_model_first_then_evaluates_
     assert evaluation.job_name == "evaluation_metrics"
 
 
+def test_a_night_after_a_needle_sentence_was_edited_appends_its_point_and_alarms_on_unchanged_needles(
+        tmp_path, tiny_corpus, tiny_needles, monkeypatch):
+    """A writer edits a needle's sentence during the day: that night the nightly_completion sensor rebuilds what
+    the corpus change made stale and appends the evaluation point, which leaves the edited needle out, and the
+    regression alarm compares the two runs on the needles unchanged in both."""
+    import duckdb
+    from dagster import build_sensor_context, partition_loading_context
+
+    from rag_assets import nightly
+    from rag_assets.lib.evaluate.regressions import latest_regressions
+    from rag_assets.lib.store import paths
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(tiny_corpus, corpus)
+    settings = _settings(tmp_path, corpus, tiny_needles).model_copy(update={"max_lost_needles": 0.5})
+    instance = DagsterInstance.ephemeral()
+    materialize_all(settings, instance, model_keys=["wordllama"], strategies=STRATEGIES[:1], progress=lambda _: None)
+    defs = build_definitions(settings)
+    sensor = defs.resolve_sensor_def("nightly_completion")
+    cursor = None
+
+    def tick():
+        nonlocal cursor
+        context = build_sensor_context(instance=instance, repository_def=defs.get_repository_def(), cursor=cursor)
+        with partition_loading_context(dynamic_partitions_store=instance):
+            result = sensor.evaluate_tick(context)
+        cursor = result.cursor
+        return result
+
+    def run(request):
+        job = defs.resolve_job_def(request.job_name)
+        return job.execute_in_process(instance=instance, partition_key=request.partition_key, tags=request.tags)
+
+    page = corpus / "toasters.html"
+    page.write_text(page.read_text().replace("once a week", "every day"))  # the day's edit of t1's sentence
+    observed = defs.resolve_job_def("nightly_observation").execute_in_process(
+        instance=instance, tags={"dagster/scheduled_execution_time": "2026-12-01T02:00:00+00:00",
+                                 TRIGGER_TAG: "nightly"})
+    assert observed.success
+    monkeypatch.setattr(nightly, "AUTOMATION_GRACE_SECONDS", 0.0)
+    for _ in range(6):  # the rebuilds, stage by stage, then the evaluation
+        requests = tick().run_requests
+        assert requests, "the night neither rebuilt nor evaluated"
+        if requests[0].job_name == "evaluation_metrics":
+            break
+        assert all(run(request).success for request in requests)
+    [evaluation] = requests
+    assert evaluation.job_name == "evaluation_metrics" and evaluation.tags[TRIGGER_TAG] == "nightly"
+    assert run(evaluation).success
+
+    with duckdb.connect(str(paths.duckdb_path(Path(settings.home))), read_only=True) as connection:
+        assert connection.sql("SELECT count(*) FROM evaluation_runs").fetchall() == [(2,)]  # the night's point
+        newest = connection.sql("SELECT run_id FROM evaluation_runs ORDER BY created_at DESC LIMIT 1").fetchall()[0][0]
+        assert connection.execute("SELECT needle_id, status FROM needle_changes WHERE run_id = ?",
+                                  [newest]).fetchall() == [("t1", "edited")]
+        report = latest_regressions(connection)
+    assert not report.evaluation_set_changed and report.configurations > 0
+    assert report.left_out == {"edited": ["t1"]}
+
+
 TEAM_STORE = '''
 ANSWERS = []
 
