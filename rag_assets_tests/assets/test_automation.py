@@ -232,13 +232,39 @@ def test_the_metrics_wait_for_the_refusal_cut_rebuilt_after_the_retrieval_and_ru
     assert _requested(result) == {"retrieval_metrics": {"None"}}
 
 
+class NightlySensor:
+    """The nightly_completion sensor ticked as the daemon ticks it (its cursor kept between ticks), and the runs it
+    requests executed in process."""
+
+    def __init__(self, defs, instance: DagsterInstance) -> None:
+        self.defs, self.instance, self.cursor = defs, instance, None
+        self.sensor = defs.resolve_sensor_def("nightly_completion")
+
+    def tick(self):
+        from dagster import build_sensor_context, partition_loading_context
+
+        context = build_sensor_context(instance=self.instance, repository_def=self.defs.get_repository_def(),
+                                       cursor=self.cursor)
+        with partition_loading_context(dynamic_partitions_store=self.instance):  # what the daemon provides
+            result = self.sensor.evaluate_tick(context)
+        self.cursor = result.cursor
+        return result
+
+    def run(self, request):
+        job = self.defs.resolve_job_def(request.job_name)
+        return job.execute_in_process(instance=self.instance, partition_key=request.partition_key, tags=request.tags)
+
+    def observe(self, at: str) -> None:
+        observed = self.defs.resolve_job_def("nightly_observation").execute_in_process(
+            instance=self.instance, tags={"dagster/scheduled_execution_time": at, TRIGGER_TAG: "nightly"})
+        assert observed.success
+
+
 def test_a_night_after_a_weight_change_rebuilds_that_model_first_then_evaluates_once(
         tmp_path, tiny_corpus, tiny_needles, copied_model, monkeypatch):
     """The nightly run on the night a model's weights changed: the observation, then (the automation off)
     the nightly_completion sensor rebuilds exactly that model's partitions, then appends one evaluation run,
     which passes its stamp check."""
-    from dagster import build_sensor_context, partition_loading_context
-
     from rag_assets import nightly
     from rag_assets.lib.store import paths
 
@@ -246,26 +272,8 @@ def test_a_night_after_a_weight_change_rebuilds_that_model_first_then_evaluates_
     instance = DagsterInstance.ephemeral()
     materialize_all(settings, instance, model_keys=["wordllama-copy", "wordllama"], strategies=STRATEGIES,
                     progress=lambda _: None)
-    defs = build_definitions(settings)
-    sensor = defs.resolve_sensor_def("nightly_completion")
-    cursor = None
-
-    def tick():
-        nonlocal cursor
-        context = build_sensor_context(instance=instance, repository_def=defs.get_repository_def(), cursor=cursor)
-        with partition_loading_context(dynamic_partitions_store=instance):  # what the daemon provides
-            result = sensor.evaluate_tick(context)
-        cursor = result.cursor
-        return result
-
-    def run(request):
-        job = defs.resolve_job_def(request.job_name)
-        return job.execute_in_process(instance=instance, partition_key=request.partition_key, tags=request.tags)
-
-    def night(at: str):
-        observed = defs.resolve_job_def("nightly_observation").execute_in_process(
-            instance=instance, tags={"dagster/scheduled_execution_time": at, TRIGGER_TAG: "nightly"})
-        assert observed.success
+    sensor = NightlySensor(build_definitions(settings), instance)
+    tick, run, night = sensor.tick, sensor.run, sensor.observe
 
     flip_a_weight(copied_model)
     night("2026-12-01T02:00:00+00:00")
@@ -299,7 +307,6 @@ def test_a_night_after_a_needle_sentence_was_edited_appends_its_point_and_alarms
     the corpus change made stale and appends the evaluation point, which leaves the edited needle out, and the
     regression alarm compares the two runs on the needles unchanged in both."""
     import duckdb
-    from dagster import build_sensor_context, partition_loading_context
 
     from rag_assets import nightly
     from rag_assets.lib.evaluate.regressions import latest_regressions
@@ -310,28 +317,11 @@ def test_a_night_after_a_needle_sentence_was_edited_appends_its_point_and_alarms
     settings = _settings(tmp_path, corpus, tiny_needles).model_copy(update={"max_lost_needles": 0.5})
     instance = DagsterInstance.ephemeral()
     materialize_all(settings, instance, model_keys=["wordllama"], strategies=STRATEGIES[:1], progress=lambda _: None)
-    defs = build_definitions(settings)
-    sensor = defs.resolve_sensor_def("nightly_completion")
-    cursor = None
-
-    def tick():
-        nonlocal cursor
-        context = build_sensor_context(instance=instance, repository_def=defs.get_repository_def(), cursor=cursor)
-        with partition_loading_context(dynamic_partitions_store=instance):
-            result = sensor.evaluate_tick(context)
-        cursor = result.cursor
-        return result
-
-    def run(request):
-        job = defs.resolve_job_def(request.job_name)
-        return job.execute_in_process(instance=instance, partition_key=request.partition_key, tags=request.tags)
-
+    sensor = NightlySensor(build_definitions(settings), instance)
+    tick, run = sensor.tick, sensor.run
     page = corpus / "toasters.html"
     page.write_text(page.read_text().replace("once a week", "every day"))  # the day's edit of t1's sentence
-    observed = defs.resolve_job_def("nightly_observation").execute_in_process(
-        instance=instance, tags={"dagster/scheduled_execution_time": "2026-12-01T02:00:00+00:00",
-                                 TRIGGER_TAG: "nightly"})
-    assert observed.success
+    sensor.observe("2026-12-01T02:00:00+00:00")
     monkeypatch.setattr(nightly, "AUTOMATION_GRACE_SECONDS", 0.0)
     for _ in range(6):  # the rebuilds, stage by stage, then the evaluation
         requests = tick().run_requests

@@ -185,6 +185,13 @@ def counts(relocations: Sequence[Relocation]) -> dict[str, int]:
     return {status: sum(r.status == status for r in relocations) for status in (*HELD, *LOST)}
 
 
+def counts_of_changes(changes: Sequence[Mapping], asked: int) -> dict[str, int]:
+    """``counts`` from what an evaluation set's file carries: its needles not kept (``changes_of``) and how many
+    needles it asks (the kept and the moved)."""
+    found = {status: sum(c["status"] == status for c in changes) for status in (*HELD, *LOST)}
+    return found | {KEPT: asked - found[MOVED]}
+
+
 def relocate_eval_set(eval_set: EvalSet, extracted_rows: list[dict]) -> tuple[EvalSet, list[Relocation]]:
     """The set as this snapshot's evaluation asks it (``following_the_snapshot``), and what happened to each needle."""
     relocations = relocate(eval_set.needles, canonical_texts(extracted_rows), headings_by_document(extracted_rows))

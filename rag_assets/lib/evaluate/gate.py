@@ -14,10 +14,16 @@ from xml.sax.saxutils import escape, quoteattr
 
 import duckdb
 
+from rag_assets.lib.evalsets.relocation import HELD
 from rag_assets.lib.evaluate import catalog
 from rag_assets.lib.evaluate.comparisons import name_of
 from rag_assets.lib.evaluate.multiplicity import adjust
-from rag_assets.lib.evaluate.needle_changes import changes_of_run, left_out_between, needles_of_run
+from rag_assets.lib.evaluate.needle_changes import (
+    changes_of_run,
+    left_out_between,
+    needle_changes_of_run,
+    needles_of_run,
+)
 from rag_assets.lib.evaluate.paired_tests import paired_test
 from rag_assets.lib.evaluate.regressions import per_needle
 from rag_assets.lib.formats.markdown import escape_markdown, markdown_table
@@ -120,17 +126,12 @@ def compare(baseline: Baseline, connection: duckdb.DuckDBPyConnection, run_id: s
     now = per_needle(connection, run_id, [measure])
     result = GateResult(baseline, run_id, snapshot_id, pick)
     needles = needles_of_run(connection, run_id)
-    changes = changes_of_run(connection, run_id)
     if needles is not None and baseline.needles is not None:
-        result.left_out = left_out_between(baseline.needles, needles, changes)
+        result.left_out = left_out_between(baseline.needles, needles, changes_of_run(connection, run_id))
         unchanged = {n for n, text in baseline.needles.items() if needles.get(n) == text}
     else:  # a baseline from before runs kept their needles: its needle ids are taken as they are
         unchanged = {n for by in baseline.values.values() for n in by}
-    if connection.sql("SELECT count(*) FROM information_schema.tables WHERE table_name = 'needle_changes'"
-                      ).fetchall()[0][0]:
-        result.lost = [dict(zip(("needle_id", "status", "reason", "successor"), row)) for row in connection.execute(
-            "SELECT needle_id, status, reason, successor FROM needle_changes WHERE run_id = ? AND status NOT IN "
-            "('kept', 'moved') ORDER BY rowid", [run_id]).fetchall()]
+    result.lost = [c for c in needle_changes_of_run(connection, run_id) if c["status"] not in HELD]
     tested = []
     for configuration in sorted(set(now) & set(baseline.values)):
         both = sorted(n for n in set(now[configuration]) & set(baseline.values[configuration]) if n in unchanged

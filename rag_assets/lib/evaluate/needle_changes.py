@@ -72,9 +72,7 @@ def needles_of_run(connection: duckdb.DuckDBPyConnection, run_id: str) -> dict[s
 
 def changes_of_run(connection: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, str]:
     """{needle id: status} of the needles a run's snapshot did not keep."""
-    if not table_exists(connection, "needle_changes"):
-        return {}
-    return dict(connection.execute("SELECT needle_id, status FROM needle_changes WHERE run_id = ?", [run_id]).fetchall())
+    return {change["needle_id"]: change["status"] for change in needle_changes_of_run(connection, run_id)}
 
 
 def left_out_between(older: dict[str, str], newer: dict[str, str], newer_changes: dict[str, str]) -> dict[str, list[str]]:
@@ -104,13 +102,19 @@ def write_needle_changes(connection: duckdb.DuckDBPyConnection, run_id: str, cha
     connection.unregister("incoming_needle_changes")
 
 
-def latest_needle_changes(connection: duckdb.DuckDBPyConnection) -> list[dict]:
-    """The needle changes of the newest evaluation run, in the set's order ([] for a file from before them)."""
+def needle_changes_of_run(connection: duckdb.DuckDBPyConnection, run_id: str) -> list[dict]:
+    """The needle changes of one run, in the set's order ([] for a file from before them)."""
     if not table_exists(connection, "needle_changes"):
         return []
-    return connection.sql(
-        "SELECT * EXCLUDE (run_id) FROM needle_changes WHERE run_id = (SELECT run_id FROM evaluation_runs "
-        "ORDER BY created_at DESC, run_id DESC LIMIT 1) ORDER BY rowid").to_arrow_table().to_pylist()
+    return connection.execute("SELECT * EXCLUDE (run_id) FROM needle_changes WHERE run_id = ? ORDER BY rowid",
+                              [run_id]).to_arrow_table().to_pylist()
+
+
+def latest_needle_changes(connection: duckdb.DuckDBPyConnection) -> list[dict]:
+    """The needle changes of the newest evaluation run ([] for a file from before them)."""
+    newest = connection.sql("SELECT run_id FROM evaluation_runs ORDER BY created_at DESC, run_id DESC LIMIT 1"
+                            ).fetchall()
+    return needle_changes_of_run(connection, newest[0][0]) if newest else []
 
 
 def change_lines(changes: list[dict], shown: int = SHOWN) -> list[str]:

@@ -13,6 +13,7 @@ from rag_assets.lib.evalsets.relocation import (
     SUCCESSOR_SIMILARITY,
     Relocator,
     counts,
+    counts_of_changes,
     held_needles,
     relocate,
     similarity,
@@ -139,3 +140,12 @@ def test_the_evaluation_stops_only_above_the_share_and_names_every_lost_needle()
     assert "needles repair" in stop
     assert [n.id for n in held_needles(needles, relocations)] == ["k2", "k3", "k4", "k5"]
     assert too_many_lost([], 0.0) is None
+
+
+def test_the_counts_are_read_back_from_what_the_set_file_carries():
+    documents = {**DOCS, "care.md": DOCS["care.md"].replace(RINSE, "")}
+    needles = [needle(RINSE, needle_id="k1"), needle(OTHER, "care.md", "k2"), needle(OTHER, "cache.md", "k3")]
+    relocations = relocate(needles, documents, HEADINGS)  # k1 removed, k2 moved, k3 kept
+    changes = [r.row() for r in relocations if r.status != KEPT]
+    assert counts_of_changes(changes, asked=2) == counts(relocations) == {
+        KEPT: 1, MOVED: 1, EDITED: 0, REMOVED: 1, AMBIGUOUS: 0}

@@ -122,3 +122,23 @@ def test_when_only_pages_larger_than_the_budget_were_evaluated_the_verdict_says_
         assert verdict(connection, tmp_path) == (
             "Verdict at 1024 context tokens: no configuration competes, every evaluated strategy's documents are "
             "larger than the budget (1 configuration): evaluate a chunked strategy, or raise decision.budget")
+
+
+def test_the_needles_an_edit_lost_or_moved_are_said_before_the_questions_and_in_the_decision(connection, tmp_path):
+    from rag_assets.lib.evaluate.needle_changes import write_needle_changes
+    from rag_assets.lib.evaluate.verdict import decision_summary
+
+    assert "The needles:" not in verdict(connection, tmp_path)  # every needle kept: nothing to say
+    [(run,)] = connection.sql("SELECT run_id FROM evaluation_runs").fetchall()
+    write_needle_changes(connection, run, [
+        {"needle_id": "n3", "status": "edited", "reason": "edited (0.93 alike)", "successor": "The new sentence."},
+        {"needle_id": "n4", "status": "moved", "reason": "moved from a.md to b.md", "doc_id": "b.md",
+         "previous_doc_id": "a.md"}])
+    said = verdict(connection, tmp_path).splitlines()
+    at = said.index("The needles:")
+    assert said[at + 1].startswith("  1 needle left out of this evaluation: the corpus no longer holds it")
+    assert said[at + 2] == '    n3: edited (0.93 alike); successor offered: "The new sentence."'
+    assert said[at + 3] == "  1 needle moved to another page and kept: n4 (a.md -> b.md)"
+    assert said[at + 4].startswith("The questions")
+    assert "1 needle left out: the corpus no longer holds it as written (n3; see the verdict)." in \
+        decision_summary(connection)
